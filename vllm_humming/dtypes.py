@@ -26,7 +26,7 @@ from typing import Union
 import torch
 
 __all__ = [
-    "IntType", "FloatType", "DType", "parse_dtype", "int_type", "uint_type", "float_type",
+    "DTypeError", "IntType", "FloatType", "DType", "parse_dtype", "int_type", "uint_type", "float_type",
     "BF16", "FP16", "FP32", "E4M3", "E5M2", "E2M1", "E2M3", "E3M2", "E8M0", "UE4M3",
     "INT4", "INT8", "UINT4", "UINT8", "UINT4B8", "UINT8B128",
 ]
@@ -143,9 +143,16 @@ class FloatType:
             return "float8_e8m0fnu"
         if not self.signed:
             return f"ue{self.exp_bits}m{self.man_bits}"
-        suffix = {"fn": "fn", "ieee": "", "finite": ""}[self.nan]
-        if self.nan == "ieee" and (self.exp_bits, self.man_bits) != (5, 2):
-            suffix = "ieee"  # unusual: spell the convention out so the name round-trips
+        # The split's standard convention (see float_type: e4m3 -> fn, e5m2 -> ieee, others finite) needs no
+        # suffix except e4m3fn, which keeps its OCP name; any other convention is spelled out so the name
+        # round-trips through parse_dtype.
+        standard = _standard_nan(self.exp_bits, self.man_bits)
+        if self.nan == "fn":
+            suffix = "fn"
+        elif self.nan == standard:
+            suffix = ""
+        else:
+            suffix = {"ieee": "ieee", "finite": "f"}[self.nan]
         return f"float{self.bits}_e{self.exp_bits}m{self.man_bits}{suffix}"
 
     def __str__(self) -> str:
@@ -243,7 +250,8 @@ class FloatType:
         idx = torch.where(pick_hi, hi, lo)
         out = codes[idx]
         if self.signed:
-            out = torch.where(x < 0, out | (1 << (self.bits - 1)), out)
+            # the sign bit follows the input's sign, -0.0 and values that round to zero included (as IEEE does)
+            out = torch.where(torch.signbit(x), out | (1 << (self.bits - 1)), out)
         elif (x < 0).any():
             raise DTypeError(f"{self.name} is unsigned; got negative values")
         return out.to(torch.uint8)
@@ -276,13 +284,22 @@ def uint_type(bits: int, bias: int = 0) -> IntType:
     return IntType(bits, False, bias)
 
 
+def _standard_nan(exp_bits: int, man_bits: int) -> str:
+    if (exp_bits, man_bits) == (4, 3):
+        return "fn"
+    if (exp_bits, man_bits) in _WIDE_SPLITS:
+        return "ieee"
+    return "finite"
+
+
+_WIDE_SPLITS = ((5, 2), (5, 10), (8, 7), (8, 23))
+
+
 def float_type(exp_bits: int, man_bits: int) -> FloatType:
     """The standard convention for a signed ExMy split: e4m3 -> fn, e5m2 -> ieee, everything else all-finite."""
     if (exp_bits, man_bits) == (4, 3):
         return E4M3
-    if (exp_bits, man_bits) in ((5, 2), (5, 10), (8, 7), (8, 23)):
-        return FloatType(exp_bits, man_bits, nan="ieee")
-    return FloatType(exp_bits, man_bits)
+    return FloatType(exp_bits, man_bits, nan=_standard_nan(exp_bits, man_bits))
 
 
 _ALIASES = {
@@ -302,6 +319,8 @@ _ALIASES = {
     # scale-only
     "e8m0": E8M0, "ue8m0": E8M0, "e8m0fnu": E8M0, "float8_e8m0fnu": E8M0, "torch.float8_e8m0fnu": E8M0,
     "ue4m3": UE4M3,
+    # torch integer dtypes (str(torch.int8) == "torch.int8"; the "torch." prefix is dropped before the lookup)
+    "int8": INT8, "uint8": UINT8,
 }
 
 
@@ -319,6 +338,8 @@ def parse_dtype(spec) -> DType:
     if not isinstance(spec, str):
         raise DTypeError(f"cannot parse a dtype from {spec!r} ({type(spec).__name__})")
     s = spec.strip().lower()
+    if s.startswith("torch."):  # str(torch.int8) == "torch.int8" etc.
+        s = s[len("torch."):]
     if s in _ALIASES:
         return _ALIASES[s]
     import re
@@ -328,7 +349,10 @@ def parse_dtype(spec) -> DType:
         unsigned, bits, bias = m.group(1) == "u", int(m.group(2)), int(m.group(3) or 0)
         if not unsigned and bias:
             raise DTypeError(f"{spec!r}: a bias is only allowed on unsigned types (uint{bits}b{bias})")
-        return IntType(bits, not unsigned, bias)
+        try:
+            return IntType(bits, not unsigned, bias)
+        except DTypeError as e:
+            raise DTypeError(f"{spec!r}: {e}") from None
     m = re.fullmatch(r"(?:float(\d+)_|fp(\d+)_)?(u?)e(\d+)m(\d+)(fn|fnu|ieee|f)?", s)
     if m:
         total = m.group(1) or m.group(2)
@@ -336,21 +360,33 @@ def parse_dtype(spec) -> DType:
         e, mm = int(m.group(4)), int(m.group(5))
         conv = m.group(6)
         if unsigned:
+            if (e, mm) == (8, 0) and conv in (None, "fnu"):
+                return E8M0
+            if (e, mm) == (4, 3) and conv is None:
+                return UE4M3
+            raise DTypeError(f"{spec!r}: the unsigned float types are float8_e8m0fnu (ue8m0) and ue4m3")
+        if conv == "fnu":
             if (e, mm) == (8, 0):
                 return E8M0
-            if (e, mm) == (4, 3):
-                return UE4M3
-            raise DTypeError(f"{spec!r}: unsigned floats are only e8m0 and ue4m3")
-        if conv == "fn":
-            t = FloatType(e, mm, nan="fn")
-        elif conv == "ieee":
-            t = FloatType(e, mm, nan="ieee")
-        elif conv == "f":
-            t = FloatType(e, mm, nan="finite")
-        else:
-            t = float_type(e, mm)
+            raise DTypeError(f"{spec!r}: the 'fnu' (finite, NaN, unsigned) suffix only exists for float8_e8m0fnu")
+        try:
+            if conv == "fn":
+                t = FloatType(e, mm, nan="fn")
+            elif conv == "ieee":
+                t = FloatType(e, mm, nan="ieee")
+            elif conv == "f":
+                t = FloatType(e, mm, nan="finite")
+            else:
+                t = float_type(e, mm)
+        except DTypeError as err:
+            raise DTypeError(f"{spec!r}: {err}") from None
         if total is not None and int(total) != t.bits:
             raise DTypeError(f"{spec!r}: 1 sign + {e} exponent + {mm} mantissa bits is {t.bits} bits, not {total}")
+        if t.bits > 8 and (e, mm) not in _WIDE_SPLITS:
+            raise DTypeError(f"{spec!r}: generic float types have 4..8 bits (1 sign + exponent + mantissa); the wide "
+                             f"types are bfloat16, float16 and float32")
+        if t.bits < 2:
+            raise DTypeError(f"{spec!r}: a float type needs at least a sign and an exponent bit")
         return t
     raise DTypeError(
         f"unknown dtype {spec!r}; use int1..int8, uint1..uint8, uint{{N}}b{{bias}}, float{{N}}_e{{E}}m{{M}} "
