@@ -1,0 +1,50 @@
+"""Shared pytest configuration.
+
+* Hypothesis runs with a modest example budget (the core suite must stay fast on 2 CPU cores) and no deadline
+  (a cold torch op can take longer than hypothesis' default 200 ms).  HYPOTHESIS_PROFILE=thorough raises it.
+* Tests marked ``gpu`` skip where torch sees no CUDA device; tests marked ``vllm`` / ``vllm_cpu`` skip where the
+  ``vllm`` package is not importable.  scripts/test.sh deselects those markers in the core stage anyway.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("core", max_examples=40, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("thorough", max_examples=500, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "core"))
+except ImportError:  # hypothesis is a test requirement; the property tests import it themselves
+    pass
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    has_cuda = None
+    has_vllm = None
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            if has_cuda is None:
+                has_cuda = _cuda_available()
+            if not has_cuda:
+                item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU (torch.cuda.is_available() is False)"))
+        if item.get_closest_marker("vllm") is not None or item.get_closest_marker("vllm_cpu") is not None:
+            if has_vllm is None:
+                has_vllm = importlib.util.find_spec("vllm") is not None
+            if not has_vllm:
+                item.add_marker(pytest.mark.skip(reason="needs the vllm package"))
