@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
-from .dtypes import (BF16, E2M1, E4M3, E8M0, FP16, FP32, INT4, INT8, UE4M3, DType, FloatType, IntType, parse_dtype,
-                     E5M2)
+from .dtypes import (BF16, E2M1, E4M3, E8M0, FP16, FP32, INT4, INT8, UE4M3, DType, DTypeError, FloatType, IntType,
+                     parse_dtype, E5M2)
 
 __all__ = ["DescError", "ScaleSpec", "WeightDesc", "ActDesc", "MXFP4", "MXINT4", "NVFP4", "FP8_BLOCK",
            "FP8_CHANNEL", "named_format", "NAMED_FORMATS", "GROUP_SIZES", "SCALE_DTYPES"]
@@ -28,6 +28,28 @@ __all__ = ["DescError", "ScaleSpec", "WeightDesc", "ActDesc", "MXFP4", "MXINT4",
 
 class DescError(ValueError):
     """A description that vllm-humming does not support, with the field at fault and what is allowed."""
+
+
+def _dtype_field(value, field: str) -> DType:
+    """parse_dtype for a description field: a bad spelling becomes a DescError that names the field."""
+    try:
+        return parse_dtype(value)
+    except DTypeError as e:
+        raise DescError(f"{field}: {e}") from None
+
+
+def _split_fields(s: str, what: str):
+    """'k:v,k:v' -> [(key, value)], rejecting a field given twice."""
+    seen = set()
+    out = []
+    for part in s.split(","):
+        key, _, val = part.partition(":")
+        key = key.strip()
+        if key in seen:
+            raise DescError(f"{what} {s!r}: field {key!r} is given twice")
+        seen.add(key)
+        out.append((key, val.strip()))
+    return out
 
 
 GROUP_SIZES = (16, 32, 64, 128, 256)
@@ -51,29 +73,41 @@ class ScaleSpec:
     block: Optional[Tuple[int, int]] = None
 
     def __post_init__(self):
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        object.__setattr__(self, "dtype", _dtype_field(self.dtype, f"scale dtype of {self.granularity!r} scale"))
         if self.block is not None:
-            object.__setattr__(self, "block", tuple(int(b) for b in self.block))
+            try:
+                object.__setattr__(self, "block", tuple(int(b) for b in self.block))
+            except (TypeError, ValueError):
+                raise DescError(f"scale block {self.block!r}: block=(rows, cols) of integers") from None
+        if self.group_size is not None and not isinstance(self.group_size, int):
+            raise DescError(f"scale group_size {self.group_size!r}: must be an integer")
 
     def __str__(self) -> str:
         g = self.granularity
         if g == "group":
             g = f"g{self.group_size}"
         elif g == "block":
-            g = f"b{self.block[0]}x{self.block[1]}"
+            g = "b" + "x".join(str(b) for b in (self.block or ()))
         return f"{g}:{self.dtype}"
+
+    _FORMS = "'g128:bfloat16', 'channel:float32', 'tensor:float32', 'token:float32' or 'b128x128:float32'"
 
     @classmethod
     def parse(cls, s: str) -> "ScaleSpec":
         try:
             gran, dt = s.split(":")
         except ValueError:
-            raise DescError(f"scale spec {s!r} must look like 'g128:bfloat16', 'channel:float32', 'b128x128:float32'")
+            raise DescError(f"scale spec {s!r} must look like {cls._FORMS}") from None
+        gran = gran.strip()
         if gran.startswith("g") and gran[1:].isdigit():
             return cls("group", dt, group_size=int(gran[1:]))
-        if gran.startswith("b") and "x" in gran:
-            a, b = gran[1:].split("x")
-            return cls("block", dt, block=(int(a), int(b)))
+        if gran.startswith("b") and gran != "block":
+            parts = gran[1:].split("x")
+            if len(parts) != 2 or not all(p.isdigit() for p in parts):
+                raise DescError(f"scale spec {s!r}: block granularity is written b<rows>x<cols>, e.g. {cls._FORMS}")
+            return cls("block", dt, block=(int(parts[0]), int(parts[1])))
+        if gran in ("group", "block"):
+            raise DescError(f"scale spec {s!r}: write group scales as g<size> and block scales as b<rows>x<cols>")
         return cls(gran, dt)
 
     def _check_scale_dtype(self, what: str):
@@ -89,7 +123,7 @@ class WeightDesc:
     zero_point: Optional[str] = None         # None | "int" (codes of the weight's dtype) | "float" (scale dtype)
 
     def __post_init__(self):
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        object.__setattr__(self, "dtype", _dtype_field(self.dtype, "weight dtype (w)"))
         if isinstance(self.scale, str):
             object.__setattr__(self, "scale", ScaleSpec.parse(self.scale))
         if isinstance(self.scale2, str):
@@ -100,6 +134,11 @@ class WeightDesc:
     def validate(self):
         d = self.dtype
         where = f"weight description {self}"
+        if self.zero_point not in (None, "int", "float"):
+            raise DescError(f"{where}: zero_point (zp) must be None, 'int' or 'float', got {self.zero_point!r}")
+        for fld, spec in (("scale (s)", self.scale), ("second-level scale (s2)", self.scale2)):
+            if spec is not None and not isinstance(spec, ScaleSpec):
+                raise DescError(f"{where}: {fld} must be a ScaleSpec or its string, got {type(spec).__name__}")
         if d.scale_only:
             raise DescError(f"{where}: dtype {d} is a scale-only type and cannot be a weight element type")
         if d.is_int and not (1 <= d.bits <= 8):
@@ -119,11 +158,11 @@ class WeightDesc:
                 raise DescError(f"{where}: group size {s.group_size}; supported group sizes are {GROUP_SIZES}")
         elif s.group_size is not None:
             raise DescError(f"{where}: group_size is only meaningful for group scales")
+        if s.granularity != "block" and s.block is not None:
+            raise DescError(f"{where}: scale block shape is only meaningful for block scales")
         if s.granularity == "block":
             if s.block is None or len(s.block) != 2 or any(b % 16 or b <= 0 for b in s.block):
                 raise DescError(f"{where}: block scales need block=(rows, cols), both positive multiples of 16")
-        if self.zero_point not in (None, "int", "float"):
-            raise DescError(f"{where}: zero_point must be None, 'int' or 'float', got {self.zero_point!r}")
         if self.zero_point is not None:
             if not d.is_int:
                 raise DescError(f"{where}: zero points are defined for integer weights only, not {d}")
@@ -179,9 +218,7 @@ class WeightDesc:
         if s.strip().lower() in NAMED_FORMATS:
             return NAMED_FORMATS[s.strip().lower()][0]
         kw = {}
-        for part in s.split(","):
-            key, _, val = part.partition(":")
-            key = key.strip()
+        for key, val in _split_fields(s, "weight description"):
             if key == "w":
                 kw["dtype"] = val
             elif key == "s":
@@ -207,7 +244,7 @@ class ActDesc:
     scale2: Optional[ScaleSpec] = None   # NVFP4 activations: static float32 per-tensor global scale
 
     def __post_init__(self):
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        object.__setattr__(self, "dtype", _dtype_field(self.dtype, "activation dtype (a)"))
         if isinstance(self.scale, str):
             object.__setattr__(self, "scale", ScaleSpec.parse(self.scale))
         if isinstance(self.scale2, str):
@@ -240,8 +277,14 @@ class ActDesc:
             raise DescError(f"{where}: static activation scales are per tensor; per-token/group scales are dynamic")
         if s.dtype == E8M0 and s.granularity != "group":
             raise DescError(f"{where}: e8m0 scales are per group (MX)")
-        if self.scale2 is not None and (self.scale2.granularity != "tensor" or self.scale2.dtype != FP32):
-            raise DescError(f"{where}: the second-level activation scale is a float32 per-tensor value")
+        if s.granularity == "block" or s.block is not None:
+            raise DescError(f"{where}: activation scales have no block shape")
+        if self.scale2 is not None:
+            if self.scale2.granularity != "tensor" or self.scale2.dtype != FP32:
+                raise DescError(f"{where}: the second-level activation scale (s2) is a float32 per-tensor value")
+            if s.granularity != "group" or not self.dynamic:
+                raise DescError(f"{where}: a second-level activation scale (s2) goes with dynamic group scales "
+                                f"(NVFP4: s:g16:float8_e4m3fn,dynamic,s2:tensor:float32)")
 
     def __str__(self) -> str:
         if not self.quantized:
@@ -254,9 +297,10 @@ class ActDesc:
     @classmethod
     def parse(cls, s: str) -> "ActDesc":
         kw = {}
-        for part in s.split(","):
-            key, _, val = part.partition(":")
-            key = key.strip()
+        fields = _split_fields(s, "activation description")
+        if sum(key in ("dynamic", "static") for key, _ in fields) > 1:
+            raise DescError(f"activation description {s!r}: give one of 'dynamic' or 'static'")
+        for key, val in fields:
             if key == "a":
                 kw["dtype"] = val
             elif key == "s":
@@ -264,6 +308,8 @@ class ActDesc:
             elif key == "s2":
                 kw["scale2"] = ScaleSpec.parse(val)
             elif key in ("dynamic", "static"):
+                if val:
+                    raise DescError(f"activation description {s!r}: '{key}' takes no value, got {key}:{val}")
                 kw["dynamic"] = key == "dynamic"
             else:
                 raise DescError(f"activation description {s!r}: unknown field {key!r}; fields are a, s, s2, dynamic|static")
