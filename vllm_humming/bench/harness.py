@@ -48,7 +48,11 @@ class BenchError(RuntimeError):
 
 
 class FatalBenchError(BenchError):
-    """CUDA is unusable after an error (sticky fault): stop, keep what was measured."""
+    """CUDA is unusable after an error (sticky fault): stop, keep what was measured (``record``: the failed cell)."""
+
+    def __init__(self, msg: str, record: Optional[Dict[str, Any]] = None):
+        super().__init__(msg)
+        self.record = record
 
 
 # ------------------------------------------------------------------------------------------------ small math
@@ -342,7 +346,7 @@ def measure_case(case: Case, x, m: int, timer, replays: int, eager: bool, eager_
         rec.update(us=us, tbps=tbps(case.bytes_per_copy, us), replay_ms=samples)
     except Exception as e:
         rec.update(status=classify_exception(e), reason=exc_text(e))
-        _raise_if_dead(timer, e)
+        _raise_if_dead(timer, e, rec)
         return rec
     if eager:
         try:
@@ -351,15 +355,15 @@ def measure_case(case: Case, x, m: int, timer, replays: int, eager: bool, eager_
             rec.update(eager_us=median(samples), eager_us_samples=samples)
         except Exception as e:
             rec.update(eager_error=exc_text(e))
-            _raise_if_dead(timer, e)
+            _raise_if_dead(timer, e, rec)
     return rec
 
 
-def _raise_if_dead(timer, e: BaseException):
+def _raise_if_dead(timer, e: BaseException, record: Optional[Dict[str, Any]] = None):
     health = getattr(timer, "healthy", None)
     bad = health() if callable(health) else None
     if bad:
-        raise FatalBenchError(f"CUDA context unusable after {exc_text(e)} ({bad}); stopping") from e
+        raise FatalBenchError(f"CUDA context unusable after {exc_text(e)} ({bad}); stopping", record) from e
 
 
 # ------------------------------------------------------------------------------------------------ the whole run
@@ -420,7 +424,12 @@ def run_bench(cfg: BenchConfig, results: Dict[str, Any], *, timer=None, upstream
     def measure_all(case: Case, label: str):
         for m in cfg.ms:
             x = make_input(m, case.shape[1], cfg.seed)
-            rec = measure_case(case, x, m, timer, cfg.replays, cfg.eager, cfg.eager_calls)
+            try:
+                rec = measure_case(case, x, m, timer, cfg.replays, cfg.eager, cfg.eager_calls)
+            except FatalBenchError as e:
+                if e.record is not None:
+                    records.append(e.record)
+                raise
             records.append(rec)
             log(_progress_line(label, rec))
             del x

@@ -15,7 +15,8 @@ The adapter only uses upstream's public layer API (as in its README)::
 
 ``UPSTREAM_CONFIGS`` maps each bench format name to the equivalent upstream weight/input configuration (upstream's
 field names: b_dtype, bs_dtype, weight_scale_group_size[_n], weight_scale_2_type, has_zero_point for weights;
-a_dtype for inputs, whose default quantization mode for an 8-bit dtype with no group size is dynamic per token).
+``dtype`` (its alias of a_dtype) for inputs, whose default quantization mode for an 8-bit dtype with no group size
+is dynamic per token).
 Upstream stores symmetric integers as offset-binary codes, so its "int4" is our ``uint4b8`` grid (scale * (q - 8)).
 """
 
@@ -31,8 +32,9 @@ __all__ = ["UPSTREAM_DIST", "UPSTREAM_VERSION", "UPSTREAM_CONFIGS", "UpstreamHum
 UPSTREAM_DIST = "humming-kernels"
 UPSTREAM_VERSION = "0.1.19"
 
-_FP8_TOKEN_IN = {"a_dtype": "float8e4m3"}          # dynamic per-token fp8 e4m3 (upstream's default for no group)
-_INT8_TOKEN_IN = {"a_dtype": "int8"}
+# input configs use upstream's "dtype" key: its layer fills "dtype" with the bf16 param dtype when the key is absent
+_FP8_TOKEN_IN = {"dtype": "float8e4m3"}          # dynamic per-token fp8 e4m3 (upstream's default with no group)
+_INT8_TOKEN_IN = {"dtype": "int8"}
 
 # format name -> (weight_config, input_config or None for bf16 activations)
 UPSTREAM_CONFIGS: Dict[str, Tuple[Dict[str, Any], Optional[Dict[str, Any]]]] = {

@@ -242,12 +242,14 @@ def _fmt_heading(results: Dict[str, Any], fmt: str) -> List[str]:
             if chk and not chk.get("ok"):
                 what = chk.get("error") or f"rel err {chk.get('rel_err'):.3g} > tol {chk.get('tol')}"
                 lines.append(f"   ! {c['shape']}: our output does not match the reference ({what})")
-            if c.get("status") not in ("ok", None):
-                lines.append(f"   ours {c['shape']}: {c['status']}: {c.get('reason', '')}")
-    for c in results.get("cases", []):
-        if c.get("format") == fmt and c.get("impl") == "upstream" and c.get("status") not in ("ok", None):
-            lines.append(f"   upstream {c['shape']}: {c['status']}: {c.get('reason', '')}")
-            break
+    for impl in ("ours", "upstream"):
+        # one line per distinct (status, reason), naming the shapes it applies to
+        groups: Dict[Tuple[str, str], List[str]] = {}
+        for c in results.get("cases", []):
+            if c.get("format") == fmt and c.get("impl") == impl and c.get("status") not in ("ok", None):
+                groups.setdefault((c["status"], c.get("reason", "")), []).append(c["shape"])
+        for (status, reason), shapes in groups.items():
+            lines.append(f"   {impl} {','.join(shapes)}: {status}: {reason}")
     return lines
 
 
