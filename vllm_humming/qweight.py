@@ -73,12 +73,19 @@ class QuantizedWeight:
                 raise self._err(f"zero points must match the scale shape {list(self.scale.shape)}")
             if d.zero_point == "int" and self.zero.dtype != torch.uint8:
                 raise self._err(f"integer zero points are uint8 codes, got {self.zero.dtype}")
+            if d.zero_point == "float" and self.zero.dtype != d.scale.dtype.torch_dtype:
+                raise self._err(f"float zero points are stored in the scale dtype {d.scale.dtype}, got {self.zero.dtype}")
+        if d.scale2 is None and self.scale2 is not None:
+            raise self._err("description has no second-level scale but a scale2 tensor was given")
         if d.scale2 is not None:
             want2 = (1,) if d.scale2.granularity == "tensor" else (n,)
             if self.scale2 is None or tuple(self.scale2.shape) != want2 or self.scale2.dtype != torch.float32:
                 raise self._err(f"second-level scale must be float32 {list(want2)}")
-        if self.k_perm is not None and tuple(self.k_perm.shape) != (k,):
-            raise self._err(f"k_perm must have shape [{k}], got {list(self.k_perm.shape)}")
+        if self.k_perm is not None:
+            if tuple(self.k_perm.shape) != (k,):
+                raise self._err(f"k_perm must have shape [{k}], got {list(self.k_perm.shape)}")
+            if self.k_perm.dtype.is_floating_point or self.k_perm.dtype.is_complex or self.k_perm.dtype == torch.bool:
+                raise self._err(f"k_perm holds integer column indices, got {self.k_perm.dtype}")
         if self.bias is not None and tuple(self.bias.shape) != (n,):
             raise self._err(f"bias must have shape [{n}], got {list(self.bias.shape)}")
 

@@ -43,6 +43,44 @@ def encode_scale(v: torch.Tensor, dtype: DType, round_up: bool = False) -> torch
     return dtype.encode(v)
 
 
+def _smallest_positive(dtype: DType) -> float:
+    if dtype.bits > 8:
+        return float(torch.finfo(dtype.torch_dtype).smallest_normal)
+    t = dtype.decode_table()
+    return float(t[torch.isfinite(t) & (t > 0)].min())
+
+
+def _encode_positive_scale(target: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """Encode positive scale values; a value that underflows to 0 in ``dtype`` becomes its smallest positive value
+    (a zero scale would turn the group into NaN/Inf; the group's codes then round to ~0 instead)."""
+    target = torch.where(target > 0, target, torch.ones_like(target))
+    st = encode_scale(target, dtype)
+    tiny = encode_scale(torch.full_like(target, _smallest_positive(dtype)), dtype)
+    return torch.where(decode_scale(st, dtype) > 0, st, tiny)
+
+
+def _symmetric_qmax(dt: DType, what) -> float:
+    """Largest code magnitude usable for absmax scaling: the whole [-qmax, qmax] must be representable."""
+    if dt.is_int:
+        q = dt.max if dt.min >= 0 else min(dt.max, -dt.min)
+    else:
+        q = dt.max
+    if q <= 0:
+        raise DescError(f"{what}: {dt} has no positive value, so absmax (symmetric) scaling cannot map onto it; "
+                        f"use a zero point (uint{dt.bits} with zp) or a type with positive values")
+    return float(q)
+
+
+def _check_static_scale(t: Optional[torch.Tensor], desc, what: str) -> torch.Tensor:
+    if t is None:
+        raise DescError(f"activation description {desc}: {what} is static: pass it as static_scale "
+                        f"(float32 tensor of 1 element)")
+    t = t.to(torch.float32).reshape(-1)
+    if t.numel() != 1 or not bool(torch.isfinite(t).all()) or not bool((t > 0).all()):
+        raise DescError(f"activation description {desc}: {what} must be one positive finite value, got {t.tolist()}")
+    return t.reshape(1, 1)
+
+
 def expand_scale(s: torch.Tensor, spec: ScaleSpec, n: int, k: int) -> torch.Tensor:
     """Broadcast a [groups] scale-like tensor to [n, k] float32."""
     s = s.to(torch.float32)
@@ -127,8 +165,7 @@ def quantize_weight(w: torch.Tensor, desc: WeightDesc, name: str = "", bias: Opt
         qmax = float((1 << dt.bits) - 1)
         lo, hi = wmin.clamp(max=0.0), wmax.clamp(min=0.0)
         s = ((hi - lo) / qmax)
-        s = torch.where(s > 0, s, torch.ones_like(s))
-        s_st = encode_scale(s, sdt)
+        s_st = _encode_positive_scale(s, sdt)
         s_v = decode_scale(s_st, sdt)
         if d.zero_point == "int":
             z = torch.round(-lo / s_v).clamp(0, qmax)
@@ -142,7 +179,7 @@ def quantize_weight(w: torch.Tensor, desc: WeightDesc, name: str = "", bias: Opt
         codes = q.to(torch.uint8)
         return QuantizedWeight(d, (n, k), pack_codes(codes, dt.bits), s_st, z_st, None, k_perm, bias, name)
 
-    qmax = float(dt.max)
+    qmax = _symmetric_qmax(dt, f"weight description {d}" + (f" (layer {name!r})" if name else ""))
     target = amax / qmax
     if d.scale2 is not None:
         # two-level (NVFP4 style): the global scale maps the largest group scale onto the scale dtype's max.
@@ -161,10 +198,7 @@ def quantize_weight(w: torch.Tensor, desc: WeightDesc, name: str = "", bias: Opt
         e = torch.floor(torch.log2(amax.to(torch.float64).clamp(min=2.0 ** -120))) - emax
         s_st = (e.clamp(-127, 127) + 127).to(torch.uint8)
     else:
-        target = torch.where(target > 0, target, torch.ones_like(target))
-        s_st = encode_scale(target, sdt)
-        if sdt.bits <= 8:  # a tiny group scale may round to code 0 in an 8-bit scale type: keep it representable
-            s_st = torch.where(decode_scale(s_st, sdt) > 0, s_st, encode_scale(torch.full_like(target, 2.0 ** sdt.min_exponent), sdt))
+        s_st = _encode_positive_scale(target, sdt)
     s_v = decode_scale(s_st, sdt)
     ss = expand_scale(s_v, d.scale, n, k)
     if scale2 is not None:
@@ -178,8 +212,11 @@ def quantize_activations(x: torch.Tensor, desc: ActDesc, static_scale: Optional[
                          ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """x [M, K] -> (codes uint8 [M, K], stored scale) for a quantized ActDesc; (x, None) for bf16/fp16.
 
-    Dynamic scales: absmax per tensor/token/group (e8m0 groups use the OCP MX floor rule).  Static per-tensor scales
-    come in as ``static_scale`` (float32 [1]).
+    Dynamic scales: absmax per tensor/token/group (e8m0 groups use the OCP MX floor rule), rounded to the scale
+    dtype; the codes are computed against the rounded scale.  ``static_scale`` (float32, 1 element) is the
+    description's static value: the per-tensor scale of a static description, or the second-level (global)
+    scale ``s2`` of a description that has one (NVFP4: x ~= decode(q) * s_group * s2, i.e. s2 = amax / (6 * 448),
+    the multiplicative form; the dynamic group scales are then computed on x / s2).
     """
     if not desc.quantized:
         return x, None
@@ -187,38 +224,43 @@ def quantize_activations(x: torch.Tensor, desc: ActDesc, static_scale: Optional[
     m, k = x.shape
     dt = desc.dtype
     spec = desc.scale
+    gspec = ScaleSpec("channel", spec.dtype) if spec.granularity == "token" else spec
+    if desc.scale2 is not None:
+        x = x / _check_static_scale(static_scale, desc, "the second-level (global) activation scale s2")
     if not desc.dynamic:
-        if static_scale is None:
-            raise DescError(f"{desc}: static activation quantization needs a scale tensor")
-        s_st = static_scale.to(torch.float32).reshape(1, 1)
+        s_st = _check_static_scale(static_scale, desc, "the activation scale")
         s_v = s_st
     else:
-        gspec = ScaleSpec("channel", spec.dtype) if spec.granularity == "token" else spec
         amax, _, _ = _group_view(x, gspec)
-        qmax = float(dt.max)
+        qmax = _symmetric_qmax(dt, f"activation description {desc}")
         if spec.dtype == E8M0:
             emax = math.floor(math.log2(qmax))
             e = torch.floor(torch.log2(amax.to(torch.float64).clamp(min=2.0 ** -120))) - emax
             s_st = (e.clamp(-127, 127) + 127).to(torch.uint8)
         else:
-            t = amax / qmax
-            t = torch.where(t > 0, t, torch.ones_like(t))
-            s_st = encode_scale(t, spec.dtype)
+            s_st = _encode_positive_scale(amax / qmax, spec.dtype)
         s_v = decode_scale(s_st, spec.dtype)
-    gspec = ScaleSpec("channel", spec.dtype) if spec.granularity == "token" else spec
     ss = expand_scale(s_v, gspec, m, k)
     codes = dt.encode(x / ss)
     return codes, s_st
 
 
-def dequantize_activations(codes: torch.Tensor, scale: Optional[torch.Tensor], desc: ActDesc) -> torch.Tensor:
+def dequantize_activations(codes: torch.Tensor, scale: Optional[torch.Tensor], desc: ActDesc,
+                           static_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Inverse of :func:`quantize_activations`: codes [M, K] and the stored scale -> float32 [M, K].
+
+    Descriptions with a second-level scale (NVFP4) need the same ``static_scale`` (s2) given to quantization.
+    """
     if not desc.quantized:
         return codes.to(torch.float32)
     m, k = codes.shape
     spec = desc.scale
     gspec = ScaleSpec("channel", spec.dtype) if spec.granularity == "token" else spec
     s_v = decode_scale(scale, spec.dtype) if desc.dynamic else scale.to(torch.float32).reshape(1, 1)
-    return desc.dtype.decode(codes).to(torch.float32) * expand_scale(s_v, gspec, m, k)
+    x = desc.dtype.decode(codes).to(torch.float32) * expand_scale(s_v, gspec, m, k)
+    if desc.scale2 is not None:
+        x = x * _check_static_scale(static_scale, desc, "the second-level (global) activation scale s2")
+    return x
 
 
 def reference_gemm(x: torch.Tensor, qw: QuantizedWeight, act: Optional[ActDesc] = None,
@@ -231,7 +273,7 @@ def reference_gemm(x: torch.Tensor, qw: QuantizedWeight, act: Optional[ActDesc] 
         x2 = x2[:, qw.k_perm.to(x2.device)]
     if act is not None and act.quantized:
         codes, s = quantize_activations(x2, act, static_act_scale)
-        x2 = dequantize_activations(codes, s, act)
+        x2 = dequantize_activations(codes, s, act, static_act_scale)
     y = x2 @ dequantize_weight(qw).to(x2.device).t()
     if qw.bias is not None:
         y = y + qw.bias.to(torch.float32)
