@@ -1,0 +1,115 @@
+// humming/common.cuh -- basic types and helpers shared by every kernel.
+//
+// Kernels are compiled by NVRTC (no host compiler), so this tree only includes CUDA's own device headers.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+// NVRTC has no C library headers: fixed-width integer types come from CUDA (cuda_fp16.h pulls in the builtins).
+
+#define HUMMING_DEVICE __device__ __forceinline__
+
+#ifdef __CUDACC_RTC__
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned char uint8_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+typedef unsigned long size_t;
+#else
+#include <stdint.h>
+#endif
+
+namespace humming {
+
+// Compute-type traits: the 16-bit type activations, dequantized weights and outputs use, with the constants the
+// dequant "magic number" tricks need.
+template <class T> struct ComputeTraits;
+
+template <> struct ComputeTraits<__nv_bfloat16> {
+  using T2 = __nv_bfloat162;
+  // bf16 with exponent field 134 and an empty mantissa is 128.0.  OR-ing a code c < 128 into the 7 mantissa bits
+  // gives exactly 128 + c: the int -> float conversion costs one logic op.
+  static constexpr uint32_t kMagicBits = 0x4300;   // 128.0
+  static constexpr int kMagicValue = 128;
+  static constexpr int kMantBits = 7;
+  static constexpr int kExpBias = 127;
+  static constexpr int kExpBits = 8;
+  static constexpr bool kIsBF16 = true;
+};
+
+template <> struct ComputeTraits<__half> {
+  using T2 = __half2;
+  static constexpr uint32_t kMagicBits = 0x6400;   // 1024.0: codes < 1024 fit the 10 mantissa bits
+  static constexpr int kMagicValue = 1024;
+  static constexpr int kMantBits = 10;
+  static constexpr int kExpBias = 15;
+  static constexpr int kExpBits = 5;
+  static constexpr bool kIsBF16 = false;
+};
+
+// Reinterpret helpers (no conversion).
+template <class T2> HUMMING_DEVICE T2 as_t2(uint32_t u) { return *reinterpret_cast<T2*>(&u); }
+template <class T2> HUMMING_DEVICE uint32_t as_u32(T2 v) { return *reinterpret_cast<uint32_t*>(&v); }
+
+// Packed 16-bit pair arithmetic, spelled once for both compute types.
+HUMMING_DEVICE __nv_bfloat162 sub2(__nv_bfloat162 a, __nv_bfloat162 b) { return __hsub2(a, b); }
+HUMMING_DEVICE __half2 sub2(__half2 a, __half2 b) { return __hsub2(a, b); }
+HUMMING_DEVICE __nv_bfloat162 mul2(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmul2(a, b); }
+HUMMING_DEVICE __half2 mul2(__half2 a, __half2 b) { return __hmul2(a, b); }
+HUMMING_DEVICE __nv_bfloat162 fma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) { return __hfma2(a, b, c); }
+HUMMING_DEVICE __half2 fma2(__half2 a, __half2 b, __half2 c) { return __hfma2(a, b, c); }
+
+template <class T> HUMMING_DEVICE T from_float(float f);
+template <> HUMMING_DEVICE __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16_rn(f); }
+template <> HUMMING_DEVICE __half from_float<__half>(float f) { return __float2half_rn(f); }
+HUMMING_DEVICE float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+HUMMING_DEVICE float to_float(__half v) { return __half2float(v); }
+
+template <class T2> HUMMING_DEVICE T2 pack2_from_float(float lo, float hi);
+template <> HUMMING_DEVICE __nv_bfloat162 pack2_from_float<__nv_bfloat162>(float lo, float hi) {
+  return __floats2bfloat162_rn(lo, hi);
+}
+template <> HUMMING_DEVICE __half2 pack2_from_float<__half2>(float lo, float hi) { return __floats2half2_rn(lo, hi); }
+
+template <class T2, class T> HUMMING_DEVICE T2 broadcast2(T v);
+template <> HUMMING_DEVICE __nv_bfloat162 broadcast2<__nv_bfloat162, __nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162bfloat162(v);
+}
+template <> HUMMING_DEVICE __half2 broadcast2<__half2, __half>(__half v) { return __half2half2(v); }
+
+// lop3.b32: any 3-input bitwise function in one instruction; kLut is the truth table over (a, b, c) = (0xF0, 0xCC, 0xAA).
+template <int kLut> HUMMING_DEVICE uint32_t lop3(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t r;
+  asm volatile("lop3.b32 %0, %1, %2, %3, %4;\n" : "=r"(r) : "r"(a), "r"(b), "r"(c), "n"(kLut));
+  return r;
+}
+// (a & b) | c
+HUMMING_DEVICE uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) { return lop3<(0xF0 & 0xCC) | 0xAA>(a, b, c); }
+// a ^ (b & c)
+HUMMING_DEVICE uint32_t xor_and(uint32_t a, uint32_t b, uint32_t c) { return lop3<0xF0 ^ (0xCC & 0xAA)>(a, b, c); }
+
+// Shift by a compile-time signed amount (left for positive).
+template <int kShift> HUMMING_DEVICE uint32_t shift_left_signed(uint32_t v) {
+  if constexpr (kShift > 0) return v << kShift;
+  else if constexpr (kShift < 0) return v >> (-kShift);
+  else return v;
+}
+
+template <class T> constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
+
+// Compile-time loop: static_for<N>(f) calls f(Int<0>{}), ..., f(Int<N-1>{}); the body sees the index as a constant
+// expression (decltype(i)::value), which the dequant code needs for its shifts and register indices.
+template <int V> struct Int { static constexpr int value = V; };
+template <int I, int N> struct StaticFor {
+  template <class F> HUMMING_DEVICE static void run(F&& f) {
+    f(Int<I>{});
+    StaticFor<I + 1, N>::run(f);
+  }
+};
+template <int N> struct StaticFor<N, N> {
+  template <class F> HUMMING_DEVICE static void run(F&&) {}
+};
+template <int N, class F> HUMMING_DEVICE void static_for(F&& f) { StaticFor<0, N>::run(f); }
+
+}  // namespace humming

@@ -1,0 +1,82 @@
+// humming/copy.cuh -- global -> shared copies and shared -> register fragment loads.
+//
+// sm80+: cp.async (16-byte, L2-only ".cg", with zero-fill when the source is out of range), committed in groups that
+// form the software pipeline.  sm75 has no cp.async: the same calls become a synchronous 16-byte load + store, which
+// keeps the kernels correct there (the pipeline degenerates to one outstanding stage).
+#pragma once
+
+#include "humming/common.cuh"
+
+namespace humming {
+
+HUMMING_DEVICE uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+// Copy 16 bytes global -> shared; when !valid the destination is zero-filled and the source is not read.
+HUMMING_DEVICE void copy16_async(void* smem_dst, const void* gmem_src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  const int src_size = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)), "l"(gmem_src),
+               "r"(src_size));
+#else
+  uint4 v = valid ? *reinterpret_cast<const uint4*>(gmem_src) : make_uint4(0, 0, 0, 0);
+  *reinterpret_cast<uint4*>(smem_dst) = v;
+#endif
+}
+
+// Same, with an L2 eviction hint "evict_first" for data read exactly once (weights): keeps activations hot in L2.
+HUMMING_DEVICE void copy16_async_stream(void* smem_dst, const void* gmem_src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  const int src_size = valid ? 16 : 0;
+  asm volatile(
+      "{\n .reg .b64 p;\n createpolicy.fractional.L2::evict_first.b64 p, 1.0;\n"
+      " cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, p;\n}\n" ::"r"(smem_addr(smem_dst)),
+      "l"(gmem_src), "r"(src_size));
+#else
+  copy16_async(smem_dst, gmem_src, valid);
+#endif
+}
+
+HUMMING_DEVICE void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int kPending> HUMMING_DEVICE void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+#endif
+}
+
+// ldmatrix: four 8x8 b16 matrices; lane i supplies the row address of row (i % 8) of matrix (i / 8).  Thread (g, t)
+// (g = lane / 4, t = lane % 4) receives, per matrix, the pair at row g, columns 2t and 2t+1.
+HUMMING_DEVICE void ldmatrix_x4(uint32_t (&r)[4], const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(smem_row)));
+}
+
+HUMMING_DEVICE void ldmatrix_x2(uint32_t (&r)[2], const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smem_addr(smem_row)));
+}
+
+// Vector shared-memory loads of a thread's own packed weight words.
+template <int kWords> HUMMING_DEVICE void load_words(uint32_t (&dst)[kWords], const uint32_t* src) {
+  static_assert(kWords == 1 || kWords == 2 || kWords % 4 == 0, "plane words per lane: 1, 2, 4 or 8");
+  if constexpr (kWords == 1) {
+    dst[0] = src[0];
+  } else if constexpr (kWords == 2) {
+    uint2 v = *reinterpret_cast<const uint2*>(src);
+    dst[0] = v.x; dst[1] = v.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kWords / 4; ++i) {
+      uint4 v = reinterpret_cast<const uint4*>(src)[i];
+      dst[4 * i] = v.x; dst[4 * i + 1] = v.y; dst[4 * i + 2] = v.z; dst[4 * i + 3] = v.w;
+    }
+  }
+}
+
+}  // namespace humming

@@ -1,0 +1,98 @@
+// humming/dequant.cuh -- code pairs -> 16-bit value pairs, one struct per element-type family.
+//
+// This is the ONE place a weight dtype's decode lives on the GPU (its Python twin is vllm_humming/dtypes.py).
+// A family turns pair q of a lane's packed words (layout.cuh) into a raw value pair R (as uint32 holding T2) such that
+//
+//      int families   : R = kRawBias + code             exactly, so  w = (R - Z) * S   with Z = kRawBias + offset + zero
+//      float families : R = code placed in T's bits       and          w = R * 2^kExpAdjust * S
+//
+// The GEMM kernel (gemm_wna16.cuh) applies Z / S from the scale tensors; constants that never change per group are
+// folded at compile time.  Adding a dtype family means adding one struct here and one mapping in
+// vllm_humming/ops/gemm.py.
+#pragma once
+
+#include "humming/common.cuh"
+#include "humming/layout.cuh"
+
+namespace humming {
+
+// ---------------------------------------------------------------------------------------------------------- integers
+// Unsigned codes of kBits bits; the code offset (value = code - offset) and zero points are applied by the kernel.
+// Signed intN and GPTQ's uintNb(2^(N-1)) both arrive here as unsigned codes with offset 2^(N-1) (repack flips the
+// sign bit of two's-complement codes).
+template <class T, int kBits_> struct IntFamily {
+  using Traits = ComputeTraits<T>;
+  using T2 = typename Traits::T2;
+  static constexpr int kBits = kBits_;
+  static constexpr bool kIsInt = true;
+  static constexpr int kExpAdjust = 0;
+  // Magic trick: OR the code into the mantissa of kMagicValue (128.0 in bf16, 1024.0 in fp16).  Needs the code to fit
+  // the mantissa; 8-bit codes in bf16 do not (128 + 255 is not a bf16 number) and take the fp32 route below.
+  static constexpr bool kMagic = kBits <= Traits::kMantBits;
+  static constexpr int kRawBias = kMagic ? Traits::kMagicValue : 0;
+
+  template <int kQ> HUMMING_DEVICE static uint32_t raw(const uint32_t (&w)[kBits]) {
+    if constexpr (kMagic) {
+      constexpr uint32_t kMagic2 = Traits::kMagicBits * 0x00010001u;
+      if constexpr (PlaneSplit<kBits>::kNum == 1) {
+        // one shift + one lop3: ((w >> p*j) & mask) | magic
+        constexpr int p = kBits;
+        constexpr int j = kQ % (16 / p);
+        constexpr uint32_t mask = ((1u << p) - 1u) * 0x00010001u;
+        return and_or(w[kQ / (16 / p)] >> (p * j), mask, kMagic2);
+      } else {
+        return pair_code_bits<kBits, kQ>(w) | kMagic2;
+      }
+    } else {
+      // fp32 magic: 2^23 + c has c in the low mantissa bits; byte_perm assembles it from the code byte in one op.
+      static_assert(kBits == 8, "only 8-bit codes miss the 16-bit magic");
+      constexpr int j = kQ % 2;   // pair j of an 8-bit plane word: bytes j (low k) and j + 2 (high k)
+      const uint32_t word = w[kQ / 2];
+      const float lo = __int_as_float(__byte_perm(word, 0x4B000000u, 0x7540 + j)) - 8388608.0f;
+      const float hi = __int_as_float(__byte_perm(word, 0x4B000000u, 0x7540 + j + 2)) - 8388608.0f;
+      return as_u32(pack2_from_float<T2>(lo, hi));   // exact: |c| <= 255 fits bf16's 8-bit significand
+    }
+  }
+};
+
+// ------------------------------------------------------------------------------------------------------------ floats
+// Sign / kExp exponent bits / kMan mantissa bits (bias 2^(kExp-1)-1).  The exponent+mantissa bits are moved right under
+// T's exponent/mantissa boundary and the sign to bit 15: the 16-bit pattern then means code_value * 2^-(kExpAdjust),
+// subnormals included, so one multiply by 2^kExpAdjust (exact: a power of two) restores the value.
+template <class T, int kExp, int kMan> struct FloatFamily {
+  using Traits = ComputeTraits<T>;
+  using T2 = typename Traits::T2;
+  static constexpr int kBits = 1 + kExp + kMan;
+  static_assert(kBits >= 4 && kBits <= 8, "float weights have 4..8 bits");
+  static_assert(kMan <= Traits::kMantBits && kExp <= Traits::kExpBits, "format does not fit the compute type");
+  static constexpr bool kIsInt = false;
+  static constexpr int kRawBias = 0;
+  static constexpr int kExpAdjust = Traits::kExpBias - ((1 << (kExp - 1)) - 1);
+  static constexpr uint32_t kEmMask = (((1u << (kExp + kMan)) - 1u) << (Traits::kMantBits - kMan)) * 0x00010001u;
+
+  template <int kQ> HUMMING_DEVICE static uint32_t raw(const uint32_t (&w)[kBits]) {
+    uint32_t em, sign;
+    if constexpr (PlaneSplit<kBits>::kNum == 1) {
+      constexpr int p = kBits;
+      constexpr int j = kQ % (16 / p);
+      const uint32_t word = w[kQ / (16 / p)];
+      em = shift_left_signed<(Traits::kMantBits - kMan) - p * j>(word) & kEmMask;
+      sign = shift_left_signed<(16 - kBits) - p * j>(word);
+    } else {
+      const uint32_t x = pair_code_bits<kBits, kQ>(w);
+      em = (x << (Traits::kMantBits - kMan)) & kEmMask;
+      sign = x << (16 - kBits);
+    }
+    return xor_and(em, sign, 0x80008000u);
+  }
+};
+
+// Scale of 2^e as a T2 pair (exact for the exponents the families produce).
+template <class T, int kE> HUMMING_DEVICE typename ComputeTraits<T>::T2 pow2_pair() {
+  using Traits = ComputeTraits<T>;
+  static_assert(kE + Traits::kExpBias > 0 && kE + Traits::kExpBias < (1 << Traits::kExpBits) - 1, "2^e out of range");
+  constexpr uint32_t bits = uint32_t(kE + Traits::kExpBias) << Traits::kMantBits;
+  return as_t2<typename Traits::T2>(bits * 0x00010001u);
+}
+
+}  // namespace humming

@@ -1,0 +1,393 @@
+"""WnA16 GEMM on our JIT-compiled kernels: format mapping, load-time repack, kernel selection and the launch path.
+
+    layer = GemmLayer(qw, act, out_dtype)      # repack on the weight's GPU; nothing compiled yet
+    layer.warmup()                             # optional: compile every M bucket's kernel in parallel
+    y = layer(x)                               # picks the M bucket's kernel (compiling it on first use) and launches
+
+``FormatParams`` is everything the kernel template needs to know about the description (element family, code offset,
+in-loop group scale size, zero-point mode, epilogue scales); ``KernelChoice`` (vllm_humming.tuning) is everything it
+needs to know about execution.  One instantiation is generated per (FormatParams, KernelChoice, compute dtype, arch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import torch
+
+from ..desc import ActDesc, DescError, WeightDesc
+from ..dtypes import FloatType, IntType
+from ..packing import unpack_codes
+from ..qweight import QuantizedWeight
+from ..reference import decode_scale
+from ..tuning.heuristics import KernelChoice, arch_info, choose_kernel, choose_splits, m_bucket, M_BUCKETS
+from .repack import kernel_int_codes, repack_codes
+
+__all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
+           "layer_kernel_specs"]
+
+_CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half"}
+_MANT = {torch.bfloat16: 7, torch.float16: 10}
+_EXPB = {torch.bfloat16: 8, torch.float16: 5}
+_EBIAS = {torch.bfloat16: 127, torch.float16: 15}
+_ZERO_MODE = {None: 0, "int": 1, "float": 2}
+
+
+@dataclass(frozen=True)
+class FormatParams:
+    """What the kernel template needs from a weight description (never a tile size)."""
+
+    family: str            # "int" | "float"
+    bits: int
+    exp: int               # float families
+    man: int
+    offset: int            # int families: value = code - offset
+    group: int             # in-loop group scale size along K (0: none)
+    zero_mode: int         # 0 none, 1 int, 2 float
+    epilogue_channel: bool # per-output-channel fp32 scale in the epilogue
+    epilogue_tensor: bool  # per-tensor fp32 scale in the epilogue
+
+    def family_cpp(self, ctype: str) -> str:
+        if self.family == "int":
+            return f"humming::IntFamily<{ctype}, {self.bits}>"
+        return f"humming::FloatFamily<{ctype}, {self.exp}, {self.man}>"
+
+
+def format_params(desc: WeightDesc) -> FormatParams:
+    d = desc.dtype
+    s = desc.scale
+    group, ch, tensor = 0, False, False
+    if s is not None:
+        if s.granularity == "group":
+            group = s.group_size
+        elif s.granularity == "block":
+            group = s.block[1]          # expanded to per-row groups of block[1] columns at repack
+        elif s.granularity == "channel":
+            if desc.zero_point is not None:
+                group = 256             # channel zero points ride on the group path (repeated per 256 columns)
+            else:
+                ch = True
+        elif s.granularity == "tensor":
+            tensor = True
+    if desc.scale2 is not None:
+        if desc.scale2.granularity == "channel":
+            ch = True
+        else:
+            tensor = True
+    if isinstance(d, IntType):
+        offset = (1 << (d.bits - 1)) if d.signed else d.bias
+        return FormatParams("int", d.bits, 0, 0, offset, group, _ZERO_MODE[desc.zero_point], ch, tensor)
+    return FormatParams("float", d.bits, d.exp_bits, d.man_bits, 0, group, 0, ch, tensor)
+
+
+def unsupported_reason(qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype) -> str:
+    """Why this layer cannot run on our GPU kernels ('' when it can)."""
+    desc = qw.desc
+    if act is not None and act.quantized:
+        return (f"activation quantization ({act}) has no GPU kernel yet (WnA16 only); using the torch fallback")
+    if out_dtype not in _CTYPE:
+        return f"GPU kernels compute and write bfloat16 or float16, not {out_dtype}"
+    dev = qw.qweight.device
+    if dev.type != "cuda":
+        return f"weights on {dev.type}"
+    major, minor = torch.cuda.get_device_capability(dev)
+    if major < 8 and out_dtype == torch.bfloat16:
+        return f"sm_{major}{minor} has no bf16 tensor-core MMA; use float16 activations"
+    if major < 7 or (major == 7 and minor < 5):
+        return f"sm_{major}{minor} is older than the oldest supported arch (sm_75)"
+    d = desc.dtype
+    if isinstance(d, FloatType):
+        if d.man_bits > _MANT[out_dtype] or d.exp_bits > _EXPB[out_dtype]:
+            return f"{d} does not fit {out_dtype} (exponent/mantissa too wide)"
+        adj = _EBIAS[out_dtype] - ((1 << (d.exp_bits - 1)) - 1)
+        if not (0 < adj + _EBIAS[out_dtype] < (1 << _EXPB[out_dtype]) - 1):
+            return f"{d} exponent range does not fit {out_dtype}"
+    fp = format_params(desc)
+    if fp.group and fp.group % 16:
+        return f"scale group/block width {fp.group} is not a multiple of 16"
+    return ""
+
+
+def kernel_family(desc: WeightDesc, act: Optional[ActDesc] = None) -> str:
+    """A short name of the kernel family a description runs on (for `inspect`), or the fallback reason."""
+    if act is not None and act.quantized:
+        return f"torch fallback (activation quantization {act} not on GPU kernels yet)"
+    fp = format_params(desc)
+    what = f"int{fp.bits}" if fp.family == "int" else f"e{fp.exp}m{fp.man}"
+    scale = (f"g{fp.group}" if fp.group else "") + ("+channel" if fp.epilogue_channel else "") + \
+            ("+tensor" if fp.epilogue_tensor else "")
+    zp = {0: "", 1: "+zp", 2: "+fzp"}[fp.zero_mode]
+    return f"wna16 mma.sync ({what}{zp} {scale or 'noscale'})"
+
+
+# ---------------------------------------------------------------------------------------------------- codegen
+_ARGS = ("x", "w", "gscale", "gzero", "chscale", "tscale", "bias", "y", "ws", "tickets",
+         "M", "N", "K", "N16", "K64", "atoms_per_split")
+_ARG_TYPES = ("ptr",) * 10 + ("i32",) * 6
+
+
+def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
+    """(kernel name, generated .cu source) for one instantiation."""
+    ctype = _CTYPE[dtype]
+    cfg = (f"humming::GemmConfig<{ctype}, {fp.family_cpp(ctype)}, {fp.group}, {fp.zero_mode}, {fp.offset}, "
+           f"{choice.bt}, {choice.warps_n}, {choice.tiles_m}, {choice.warps_k}, {choice.atoms_k}, {choice.stages}>")
+    name = "humming_wna16_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
+    src = f"""// generated by vllm_humming.ops.gemm -- one instantiation of kernels/include/humming/gemm_wna16.cuh
+// format: {fp}
+// choice: {choice.short()}
+#include "humming/gemm_wna16.cuh"
+using Cfg = {cfg};
+extern "C" __global__ void __launch_bounds__(Cfg::kThreads) {name}(
+    const Cfg::T* x, const uint32_t* w, const Cfg::T* gscale, const Cfg::T* gzero, const float* chscale,
+    const float* tscale, const Cfg::T* bias, Cfg::T* y, float* ws, int* tickets, int M, int N, int K, int N16,
+    int K64, int atoms_per_split) {{
+  humming::gemm_wna16<Cfg>(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64,
+                           atoms_per_split);
+}}
+"""
+    return name, src
+
+
+def _spec(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype, arch: str, desc: str = ""):
+    from ..jit import KernelSpec
+
+    name, src = kernel_source(fp, choice, dtype)
+    return KernelSpec(name=name, source=src, arch=arch, config={"format": repr(fp), "choice": choice.short(),
+                                                                 "dtype": str(dtype), "desc": desc})
+
+
+def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dtype = torch.bfloat16):
+    """Every kernel one layer of this description may launch (one per distinct M-bucket choice)."""
+    desc = WeightDesc.parse(desc_str)
+    fp = format_params(desc)
+    specs, seen = [], set()
+    for b in M_BUCKETS:
+        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0)
+        if c in seen:
+            continue
+        seen.add(c)
+        specs.append(_spec(fp, c, dtype, arch, desc_str))
+    return specs
+
+
+# ---------------------------------------------------------------------------------------------------- the layer
+class _Bucket:
+    __slots__ = ("choice", "fn", "launcher", "smem", "blocks_per_sm")
+
+
+class GemmLayer:
+    """A linear layer's weights in kernel layout on one GPU, plus its compiled kernels per M bucket."""
+
+    def __init__(self, qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype,
+                 choices: Optional[Dict[int, KernelChoice]] = None):
+        self._forced = dict(choices or {})   # M bucket -> KernelChoice (tuning / tests); heuristics otherwise
+        reason = unsupported_reason(qw, act, out_dtype)
+        if reason:
+            raise DescError(f"layer {qw.name!r} ({qw.desc}): {reason}")
+        self.name = qw.name
+        self.desc = qw.desc
+        self.dtype = out_dtype
+        self.n, self.k = qw.shape
+        self.device = qw.qweight.device
+        self.fp = format_params(qw.desc)
+        major, minor = torch.cuda.get_device_capability(self.device)
+        from ..jit import current_arch
+
+        self.arch = current_arch(self.device)
+        props = torch.cuda.get_device_properties(self.device)
+        self.info = arch_info(self.arch, props.multi_processor_count)
+        self._buckets: Dict[int, _Bucket] = {}
+        self._lock = threading.Lock()
+        self._repack(qw)
+        self._tickets = torch.zeros(4096, dtype=torch.int32, device=self.device)
+        self.k_perm = qw.k_perm.to(self.device) if qw.k_perm is not None else None
+
+    # -- load-time repack -----------------------------------------------------------------------------------
+    def _repack(self, qw: QuantizedWeight):
+        d, fp, dt = qw.desc, self.fp, self.dtype
+        n, k = self.n, self.k
+        self.n16 = -(-n // 16) * 16
+        self.k64 = -(-k // 64) * 64
+        self.k8 = -(-k // 8) * 8
+        codes = unpack_codes(qw.qweight, d.bits, k)
+        if fp.family == "int":
+            codes, _ = kernel_int_codes(codes, d.dtype)
+        self.w = repack_codes(codes, d.bits)
+        del codes
+        dev = self.device
+        self.gscale = self.gzero = self.chscale = self.tscale = self.bias = None
+        s = d.scale
+        scale_f = None if s is None else decode_scale(qw.scale, s.dtype)
+        if fp.group:
+            # -> [num_groups(K64), N16] in the compute dtype, group index major
+            if s.granularity == "block":
+                bn, bk = s.block
+                sg = scale_f.repeat_interleave(bn, dim=0)[:n]                  # [n, K/bk]
+            elif s.granularity == "channel":
+                sg = scale_f.reshape(n, 1).expand(n, -(-k // fp.group))
+            else:
+                sg = scale_f
+            groups = -(-self.k64 // fp.group)
+            full = torch.zeros(groups, self.n16, dtype=torch.float32, device=dev)
+            full[: sg.shape[1], :n] = sg.t()
+            if not torch.isfinite(full.to(dt).float()).all():
+                raise DescError(f"layer {self.name!r} ({d}): scales overflow {dt}")
+            self.gscale = full.to(dt).contiguous()
+            if fp.zero_mode:
+                z = qw.zero.to(torch.float32)
+                if s.granularity == "channel":
+                    z = z.reshape(n, 1).expand(n, -(-k // fp.group))
+                zf = torch.zeros(groups, self.n16, dtype=torch.float32, device=dev)
+                if fp.zero_mode == 1:
+                    # integer zero: kernel subtracts (raw bias + offset + zero) exactly
+                    raw_bias = self._raw_bias()
+                    zf[:, :] = raw_bias + fp.offset
+                    zf[: z.shape[1], :n] = raw_bias + fp.offset + z.t()
+                else:
+                    zf[: z.shape[1], :n] = -(z * sg).t()
+                self.gzero = zf.to(dt).contiguous()
+        ch = None
+        tens = None
+        if s is not None and s.granularity == "channel" and not fp.group:
+            ch = scale_f.reshape(n)
+        if s is not None and s.granularity == "tensor":
+            tens = scale_f.reshape(1)
+        if d.scale2 is not None:
+            s2 = qw.scale2.to(torch.float32)
+            if d.scale2.granularity == "channel":
+                ch = s2.reshape(n) if ch is None else ch * s2.reshape(n)
+            else:
+                tens = s2.reshape(1) if tens is None else tens * s2.reshape(1)
+        if ch is not None:
+            c = torch.zeros(self.n16, dtype=torch.float32, device=dev)
+            c[:n] = ch
+            self.chscale = c
+        if tens is not None:
+            self.tscale = tens.to(torch.float32).reshape(1).contiguous()
+        if qw.bias is not None:
+            self.bias = qw.bias.to(dev, dt).contiguous()
+
+    def clone(self, choices: Optional[Dict[int, KernelChoice]] = None, share_kernels: bool = True) -> "GemmLayer":
+        """A copy with its own weight memory (benchmarks stream distinct copies); kernels shared unless the choices
+        differ."""
+        import copy
+
+        c = copy.copy(self)
+        for attr in ("w", "gscale", "gzero", "chscale", "tscale", "bias"):
+            t = getattr(self, attr)
+            setattr(c, attr, None if t is None else t.clone())
+        c._tickets = torch.zeros_like(self._tickets)
+        c._lock = threading.Lock()
+        if choices is not None:
+            c._forced = dict(choices)
+            c._buckets = {}
+        elif not share_kernels:
+            c._buckets = {}
+        return c
+
+    def _raw_bias(self) -> int:
+        mant = _MANT[self.dtype]
+        if self.fp.family != "int":
+            return 0
+        return (128 if self.dtype == torch.bfloat16 else 1024) if self.fp.bits <= mant else 0
+
+    # -- kernels ----------------------------------------------------------------------------------------------
+    def _choice(self, bucket: int) -> KernelChoice:
+        if bucket in self._forced:
+            return self._forced[bucket]
+        return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode != 0,
+                             self.info.sms)
+
+    def specs(self) -> List:
+        out, seen = [], set()
+        for b in M_BUCKETS:
+            c = self._choice(b)
+            if c not in seen:
+                seen.add(c)
+                out.append(_spec(self.fp, c, self.dtype, self.arch, str(self.desc)))
+        return out
+
+    def warmup(self):
+        """Compile (in parallel) and load the kernels of every M bucket."""
+        from ..jit import compile_many
+
+        compile_many(self.specs())
+        for b in M_BUCKETS:
+            self._bucket(b)
+
+    def _bucket(self, bucket: int) -> _Bucket:
+        bk = self._buckets.get(bucket)
+        if bk is not None:
+            return bk
+        with self._lock:
+            bk = self._buckets.get(bucket)
+            if bk is not None:
+                return bk
+            from ..jit import Launcher, compile_kernel, load_kernel
+
+            choice = self._choice(bucket)
+            art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)))
+            fn = load_kernel(art, self.device)
+            smem = choice.smem_bytes(self.fp.bits, 0 if not self.fp.group else
+                                     (1 if self.fp.group >= choice.block_k else choice.block_k // self.fp.group),
+                                     self.fp.zero_mode != 0)
+            if smem > 48 * 1024:
+                fn.set_max_smem(smem)
+            bk = _Bucket()
+            bk.choice = choice
+            bk.fn = fn
+            bk.smem = smem
+            bk.launcher = Launcher(fn, _ARG_TYPES)
+            regs = max(32, fn.num_regs)
+            by_regs = 65536 // (regs * choice.threads)
+            by_smem = self.info.smem_per_sm // max(1, smem + 1024)
+            bk.blocks_per_sm = max(1, min(by_regs, by_smem, 2048 // choice.threads, 32))
+            self._buckets[bucket] = bk
+            return bk
+
+    def __call__(self, x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+        k = self.k
+        if x.shape[-1] != k:
+            raise DescError(f"layer {self.name!r} ({self.desc}): input has K={x.shape[-1]}, weight expects K={k}")
+        if x.device != self.device:
+            raise DescError(f"layer {self.name!r}: input on {x.device}, weights on {self.device}")
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, k)
+        if x2.dtype != self.dtype:
+            x2 = x2.to(self.dtype)
+        if self.k_perm is not None:
+            x2 = x2.index_select(1, self.k_perm)
+        if self.k8 != k:
+            x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
+        if not x2.is_contiguous():
+            x2 = x2.contiguous()
+        m = x2.shape[0]
+        if out is None:
+            y = torch.empty(m, self.n, dtype=self.dtype, device=self.device)
+        else:
+            if out.shape != (m, self.n) or out.dtype != self.dtype or not out.is_contiguous():
+                raise DescError(f"layer {self.name!r}: out must be a contiguous {self.dtype} [{m}, {self.n}] tensor")
+            y = out
+        if m == 0:
+            return y.reshape(*lead, self.n)
+        bk = self._bucket(m_bucket(m))
+        c = bk.choice
+        splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm)
+        m_tiles = -(-m // c.bt)
+        n_tiles = -(-self.n16 // c.block_n)
+        ws = None
+        tickets = None
+        if splits > 1:
+            ws = torch.empty(splits * m_tiles * c.bt * self.n16, dtype=torch.float32, device=self.device)
+            need = m_tiles * n_tiles
+            if need > self._tickets.numel():
+                self._tickets = torch.zeros(need, dtype=torch.int32, device=self.device)
+            tickets = self._tickets
+        bk.launcher.launch((m_tiles, n_tiles, splits), c.threads, bk.smem, None,
+                           x2, self.w, self.gscale, self.gzero, self.chscale, self.tscale, self.bias, y, ws, tickets,
+                           m, self.n, self.k8, self.n16, self.k64, per)
+        return y.reshape(*lead, self.n)

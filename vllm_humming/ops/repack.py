@@ -1,0 +1,105 @@
+"""Canonical quantized weight -> the GEMM kernels' layout (kernels/include/humming/layout.cuh), and back.
+
+Runs on whatever device the weight is on (GPU at load time: a handful of gathers and shifts over the code tensor).
+``unrepack_codes`` is the exact inverse of ``repack_codes`` and is what the tests use to prove the layout.
+
+Kernel-side integer codes are always unsigned with a constant offset (value = code - offset):
+  * signed intN: two's-complement code with its top bit flipped, offset 2^(N-1)
+  * uintNbB (GPTQ symmetric): unchanged, offset B
+  * uintN (+ zero point): unchanged, offset 0
+Float codes are unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import List, Tuple
+
+import torch
+
+from ..dtypes import IntType
+from ..packing import unpack_codes
+
+__all__ = ["plane_split", "repack_codes", "unrepack_codes", "kernel_int_codes", "ATOM_ROWS", "ATOM_COLS"]
+
+ATOM_ROWS = 16
+ATOM_COLS = 64
+
+
+def plane_split(bits: int) -> List[Tuple[int, int]]:
+    """[(plane width, bit offset)] lowest bits first -- must match PlaneSplit in layout.cuh."""
+    widths = {1: [1], 2: [2], 3: [2, 1], 4: [4], 5: [4, 1], 6: [4, 2], 7: [4, 2, 1], 8: [8]}[bits]
+    out, off = [], 0
+    for w in widths:
+        out.append((w, off))
+        off += w
+    return out
+
+
+def kernel_int_codes(codes: torch.Tensor, dtype: IntType) -> Tuple[torch.Tensor, int]:
+    """Canonical integer codes -> (kernel codes, offset)."""
+    if dtype.signed:
+        return codes ^ (1 << (dtype.bits - 1)), 1 << (dtype.bits - 1)
+    return codes, dtype.bias
+
+
+@functools.lru_cache(maxsize=None)
+def _pair_index(device_str: str):
+    """For lane l (32), pair q (16), half h (2): (row in atom, column in atom), as two [32, 16, 2] long tensors."""
+    lane = torch.arange(32).view(32, 1, 1)
+    q = torch.arange(16).view(1, 16, 1)
+    h = torch.arange(2).view(1, 1, 2)
+    g, t = lane // 4, lane % 4
+    f, r = q // 4, q % 4
+    row = g + 8 * (r % 2)
+    col = 16 * f + 2 * t + 8 * (r // 2) + h
+    return row.expand(32, 16, 2).to(device_str), col.expand(32, 16, 2).to(device_str)
+
+
+def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
+    """Kernel codes uint8 [N, K] -> int32 [ceil(K/64), ceil(N/16), 32*bits] (layout.cuh)."""
+    n, k = codes.shape
+    n16, k64 = -(-n // ATOM_ROWS) * ATOM_ROWS, -(-k // ATOM_COLS) * ATOM_COLS
+    c = torch.zeros(n16, k64, dtype=torch.int64, device=codes.device)
+    c[:n, :k] = codes.to(torch.int64)
+    na, ka = n16 // ATOM_ROWS, k64 // ATOM_COLS
+    # [ka, na, 16 rows, 64 cols]
+    atoms = c.view(na, ATOM_ROWS, ka, ATOM_COLS).permute(2, 0, 1, 3)
+    row, col = _pair_index(str(codes.device))
+    pairs = atoms[:, :, row, col]                               # [ka, na, 32 lanes, 16 pairs, 2 halves]
+    planes = []
+    for p, off in plane_split(bits):
+        bitsv = (pairs >> off) & ((1 << p) - 1)
+        per_word = 16 // p
+        bv = bitsv.view(ka, na, 32, p, per_word, 2)              # pair q = word * per_word + j
+        shifts = (torch.arange(per_word, device=codes.device) * p).view(1, 1, 1, 1, per_word)
+        lo = (bv[..., 0] << shifts).sum(-1)
+        hi = (bv[..., 1] << shifts).sum(-1)
+        words = lo | (hi << 16)                                  # [ka, na, 32, p]
+        planes.append(words.reshape(ka, na, 32 * p))
+    out = torch.cat(planes, dim=-1)
+    out = torch.where(out >= (1 << 31), out - (1 << 32), out)
+    return out.to(torch.int32).contiguous()
+
+
+def unrepack_codes(packed: torch.Tensor, bits: int, n: int, k: int) -> torch.Tensor:
+    """Inverse of :func:`repack_codes` (drops the padding)."""
+    ka, na, words = packed.shape
+    assert words == 32 * bits
+    w = packed.to(torch.int64) & 0xFFFFFFFF
+    pairs = torch.zeros(ka, na, 32, 16, 2, dtype=torch.int64, device=packed.device)
+    base = 0
+    for p, off in plane_split(bits):
+        pw = w[..., base:base + 32 * p].reshape(ka, na, 32, p)
+        base += 32 * p
+        per_word = 16 // p
+        shifts = (torch.arange(per_word, device=packed.device) * p).view(1, 1, 1, 1, per_word)
+        lo = (pw.unsqueeze(-1) >> shifts) & ((1 << p) - 1)
+        hi = (pw.unsqueeze(-1) >> (shifts + 16)) & ((1 << p) - 1)
+        pairs[..., 0] |= lo.reshape(ka, na, 32, 16) << off
+        pairs[..., 1] |= hi.reshape(ka, na, 32, 16) << off
+    atoms = torch.zeros(ka, na, ATOM_ROWS, ATOM_COLS, dtype=torch.int64, device=packed.device)
+    row, col = _pair_index(str(packed.device))
+    atoms[:, :, row, col] = pairs
+    c = atoms.permute(1, 2, 0, 3).reshape(na * ATOM_ROWS, ka * ATOM_COLS)
+    return c[:n, :k].to(torch.uint8)

@@ -1,0 +1,164 @@
+"""Execution choices for the GEMM kernels: tile shapes, warps, pipeline depth, split-K.  They never mention formats.
+
+``KernelChoice`` is what gets compiled (one instantiation per (format, choice)); the split count is a launch-time
+parameter computed per call shape by :func:`choose_splits`.  Choices are deterministic functions of (arch, M bucket,
+N, K, bits); set ``HUMMING_PRINT_CHOICE=1`` to print every choice as it is made.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+__all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
+           "all_choices"]
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    bt: int          # tokens per block (8, 16, 32, 64, 128)
+    warps_n: int     # warps along the weight rows
+    tiles_m: int     # m16 tiles per warp
+    warps_k: int     # warps splitting each stage's K columns (reduced in shared memory)
+    atoms_k: int     # 64-column atoms per pipeline stage
+    stages: int      # cp.async ring depth
+
+    def __post_init__(self):
+        if self.bt not in (8, 16, 32, 64, 128):
+            raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128, got {self.bt}")
+        if self.atoms_k % self.warps_k:
+            raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
+        if self.stages < 2:
+            raise ValueError("KernelChoice.stages must be >= 2")
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps_n * self.warps_k
+
+    @property
+    def block_n(self) -> int:
+        return 16 * self.tiles_m * self.warps_n
+
+    @property
+    def block_k(self) -> int:
+        return 64 * self.atoms_k
+
+    def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool) -> int:
+        """Must equal GemmConfig::kSmemBytes (gemm_wna16.cuh)."""
+        w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
+        x = self.bt * self.block_k * 2
+        s = groups_per_stage * self.block_n * 2
+        stage = w + x + s + (s if zero else 0)
+        red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
+        return max(stage * self.stages, red)
+
+    def short(self) -> str:
+        return f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
+
+
+@dataclass(frozen=True)
+class ArchInfo:
+    arch: str
+    sms: int
+    smem_per_block: int     # max dynamic shared memory per block (opt-in)
+    smem_per_sm: int
+
+
+# Facts per compute capability (CUDA programming guide, "Features and Technical Specifications").  The SM count is
+# the device's own when a GPU is present; these numbers are the defaults for compile-only planning.
+_ARCH_TABLE: Dict[str, Tuple[int, int, int]] = {
+    "sm_75": (40, 64 * 1024, 64 * 1024),
+    "sm_80": (108, 163 * 1024, 164 * 1024),
+    "sm_86": (84, 99 * 1024, 100 * 1024),
+    "sm_89": (128, 99 * 1024, 100 * 1024),
+    "sm_90": (132, 227 * 1024, 228 * 1024),
+    "sm_90a": (132, 227 * 1024, 228 * 1024),
+    "sm_100a": (148, 227 * 1024, 228 * 1024),
+    "sm_120a": (84, 99 * 1024, 100 * 1024),
+}
+
+
+def arch_info(arch: str, sms: int = 0) -> ArchInfo:
+    base = _ARCH_TABLE.get(arch) or _ARCH_TABLE.get(arch.rstrip("a")) or _ARCH_TABLE["sm_80"]
+    return ArchInfo(arch, sms or base[0], base[1], base[2])
+
+
+M_BUCKETS = (8, 16, 32, 64, 128, 1 << 30)
+
+
+def m_bucket(m: int) -> int:
+    for b in M_BUCKETS:
+        if m <= b:
+            return b
+    return M_BUCKETS[-1]
+
+
+def _fits(choice: KernelChoice, info: ArchInfo, bits: int, gps: int, zero: bool) -> bool:
+    return choice.smem_bytes(bits, gps, zero) <= info.smem_per_block
+
+
+def _groups_per_stage(group: int, block_k: int) -> int:
+    return 0 if group == 0 else (1 if group >= block_k else block_k // group)
+
+
+def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0) -> KernelChoice:
+    """The kernel for one M bucket.  Small M streams weights (split-K across blocks, 2 K-warps); large M uses wider
+    token tiles and more rows per warp to reuse each dequantized fragment across more MMAs."""
+    info = arch_info(arch, sms)
+    if bucket <= 8:
+        cands = [KernelChoice(8, 4, 1, 2, 4, 4), KernelChoice(8, 4, 1, 2, 2, 4)]
+    elif bucket <= 16:
+        cands = [KernelChoice(16, 4, 1, 2, 4, 4), KernelChoice(16, 4, 1, 2, 2, 4)]
+    elif bucket <= 32:
+        cands = [KernelChoice(32, 4, 1, 2, 2, 4), KernelChoice(32, 4, 1, 2, 2, 3)]
+    elif bucket <= 64:
+        cands = [KernelChoice(64, 4, 1, 2, 2, 4), KernelChoice(64, 4, 1, 1, 1, 4)]
+    else:
+        # M > 64: 64-token tiles, two m16 tiles per warp (each dequantized fragment feeds 16 MMAs).
+        cands = [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
+    if bits >= 7 and bucket <= 16:
+        cands = [KernelChoice(c.bt, c.warps_n, c.tiles_m, c.warps_k, max(c.warps_k, c.atoms_k // 2), c.stages)
+                 for c in cands] + cands
+    for c in cands + [KernelChoice(min(bucket, 64) if bucket >= 16 else 8, 4, 1, 1, 1, 2)]:
+        if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero):
+            if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
+                print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero}: {c.short()}")
+            return c
+    raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
+
+
+def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int) -> Tuple[int, int]:
+    """(splits, atoms per split) for a call: split K across blocks until the grid fills the GPU with little tail."""
+    n_tiles = -(-n // choice.block_n)
+    m_tiles = -(-m // choice.bt)
+    k_atoms = -(-k // 64)
+    slots = max(1, info.sms * max(1, blocks_per_sm))
+    base = n_tiles * m_tiles
+    best = (1, k_atoms)
+    if base >= slots or m > 128:
+        return best
+    best_score = -1.0
+    for splits in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16):
+        per = -(-k_atoms // splits)
+        per = -(-per // choice.atoms_k) * choice.atoms_k     # whole stages per split
+        real = -(-k_atoms // per)
+        if real != splits and splits > 1:
+            continue
+        blocks = base * real
+        waves = blocks / slots
+        fill = waves / -(-blocks // slots)                    # 1.0 = no partial last wave
+        score = min(waves, 1.0) * (0.6 + 0.4 * fill) - 0.01 * real
+        if score > best_score + 1e-9:
+            best_score, best = score, (real, per)
+    return best
+
+
+def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
+    """Every choice the heuristics can emit for this (arch, bits, group, zero) -- what CI compiles."""
+    seen = []
+    for b in M_BUCKETS:
+        c = choose_kernel(arch, b, bits, group, zero)
+        if c not in seen:
+            seen.append(c)
+    return seen

@@ -1,0 +1,126 @@
+"""Tuning sweep: time candidate KernelChoices for (description, N x K, M) on the current GPU.
+
+    python -m vllm_humming.tuning.sweep --desc w:uint4b8,s:g128:bfloat16 --shapes 6144x4096 --ms 1,16,64
+
+Same timing method as the bench (CUDA-graph replay over layer copies exceeding 512 MB, median of replays), so the
+numbers are comparable.  It prints the heuristic's choice beside the best candidate: the heuristics in
+heuristics.py are tuned from this output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+
+import torch
+
+from ..desc import WeightDesc
+from ..ops.gemm import GemmLayer
+from ..reference import quantize_weight
+from .heuristics import KernelChoice, m_bucket
+
+
+def time_graph(fns, replays=20):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for f in fns:
+            f()
+            f()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for f in fns:
+            f()
+    g.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(replays):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1000.0 / len(fns))
+    return statistics.median(ts)
+
+
+def candidates(bucket: int):
+    out = []
+    bts = [8] if bucket <= 8 else [16] if bucket <= 16 else [32] if bucket <= 32 else [64] if bucket <= 64 else [128, 64]
+    for bt, wn, tm, wk, ak, st in itertools.product(bts, (2, 4, 8), (1, 2), (1, 2, 4), (1, 2, 4), (4,)):
+        if ak % wk or wn * wk > 8 or (bt >= 64 and wk > 2) or (bt >= 128 and ak > 2):
+            continue
+        out.append(KernelChoice(bt, wn, tm, wk, ak, st))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--desc", default="w:uint4b8,s:g128:bfloat16")
+    ap.add_argument("--shapes", default="6144x4096,28672x4096,4096x14336")
+    ap.add_argument("--ms", default="1,16,64")
+    ap.add_argument("--max-cands", type=int, default=400)
+    ap.add_argument("--min-bytes", type=int, default=512 << 20)
+    ap.add_argument("--json", default="")
+    args = ap.parse_args(argv)
+    desc = WeightDesc.parse(args.desc)
+    results = []
+    for shape in args.shapes.split(","):
+        n, k = (int(v) for v in shape.split("x"))
+        w = torch.randn(n, k, device="cuda") * 0.05
+        qw = quantize_weight(w, desc)
+        base = GemmLayer(qw, None, torch.bfloat16)
+        wbytes = base.w.numel() * 4
+        copies = max(1, -(-args.min_bytes // wbytes))
+        ref_w = w.to(torch.bfloat16)
+        cub = [ref_w.clone() for _ in range(copies)]
+        for m in (int(v) for v in args.ms.split(",")):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            t_cublas = time_graph([lambda wc=wc: torch.nn.functional.linear(x, wc) for wc in cub])
+            bucket = m_bucket(m)
+            heur = base._choice(bucket)
+            rows = []
+            cands = [heur] + [c for c in candidates(bucket) if c != heur][: args.max_cands]
+            from ..jit import compile_many
+            from ..ops.gemm import _spec
+
+            ok = []
+            for c in cands:   # drop candidates that exceed shared memory before compiling
+                gps = 0 if not base.fp.group else (1 if base.fp.group >= c.block_k else c.block_k // base.fp.group)
+                if c.smem_bytes(desc.bits, gps, base.fp.zero_mode != 0) <= base.info.smem_per_block:
+                    ok.append(c)
+            cands = ok
+            compile_many([_spec(base.fp, c, torch.bfloat16, base.arch) for c in cands])
+            for c in cands:
+                try:
+                    first = base.clone(choices={bucket: c})
+                    layers = [first] + [first.clone() for _ in range(copies - 1)]
+                    t = time_graph([lambda L=L: L(x) for L in layers])
+                    rows.append((t, c))
+                    del layers
+                except Exception as e:  # noqa: BLE001 - a candidate that does not fit just drops out
+                    print(f"  skip {c.short()}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+            rows.sort(key=lambda r: r[0])
+            th = next(t for t, c in rows if c == heur) if any(c == heur for _, c in rows) else float("nan")
+            best_t, best_c = rows[0]
+            print(f"{shape} M={m}: cublas {t_cublas:.1f}us | heuristic {heur.short()} {th:.1f}us "
+                  f"({t_cublas / th:.2f}x) | best {best_c.short()} {best_t:.1f}us ({t_cublas / best_t:.2f}x) "
+                  f"{wbytes / best_t / 1e6:.2f}TB/s", flush=True)
+            for t, c in rows[:5]:
+                print(f"      {c.short():36s} {t:8.1f}us")
+            results.append({"shape": shape, "m": m, "cublas_us": t_cublas, "heuristic": heur.short(), "heuristic_us": th,
+                            "ranking": [(c.short(), t) for t, c in rows]})
+        del cub
+        torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
