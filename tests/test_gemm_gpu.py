@@ -21,7 +21,7 @@ FORMATS = [
     "w:uint3,s:g128:bfloat16,zp:int",
     "w:uint3b4,s:g128:bfloat16",            # INT3
     "w:uint2b2,s:g64:bfloat16",             # INT2
-    "w:uint1b1,s:g32:bfloat16",             # INT1 (values -1, 0)
+    "w:uint1,s:g32:bfloat16,zp:int",        # INT1 with zero points
     "w:uint5b16,s:g128:bfloat16",
     "w:uint6b32,s:g16:bfloat16",
     "w:uint7b64,s:g256:bfloat16",
