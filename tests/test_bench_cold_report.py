@@ -221,3 +221,42 @@ def test_git_info_reads_this_checkout():
 def test_environment_without_cuda():
     env = report.environment()
     assert env["torch"] and "vllm_humming" in env and "humming-kernels" in env
+
+
+def test_merge_results_unions_and_later_runs_win():
+    a = _results([_rec("cublas", None, "A", 1, 16.0), _rec("ours", F, "A", 1, 8.0)], ms=(1,), shapes=("A",))
+    a["aborted"] = "CUDA context unusable"
+    b = _results([_rec("cublas", None, "A", 1, 16.0), _rec("ours", "w8a8-int8", "A", 1, 4.0),
+                  _rec("ours", F, "A", 1, 6.4)], formats=("w8a8-int8", F), ms=(1, 16), shapes=("A",))
+    b["cold_compile"] = {F: {"ours": {"status": "ok", "seconds": 1.0}}}
+    m = report.merge_results([a, b], ["a.json", "b.json"])
+    assert m["settings"]["formats"] == [F, "w8a8-int8"] and m["settings"]["ms"] == [1, 16]
+    assert len(m["records"]) == 3
+    d = report.derive(m)
+    assert d["formats"][F]["cells"]["ours"]["A"]["1"]["us"] == 6.4          # b re-measured it: b wins
+    assert d["formats"]["w8a8-int8"]["cells"]["ours"]["A"]["1"]["x_cublas"] == pytest.approx(4.0)
+    assert [x["source"] for x in m["meta"]["merged_from"]] == ["a.json", "b.json"]
+    assert m["aborted_runs"] == ["CUDA context unusable"] and "aborted" not in m
+    assert m["cold_compile"][F]["ours"]["seconds"] == 1.0
+    with pytest.raises(ValueError):
+        report.merge_results([])
+
+
+def test_report_option_prints_and_merges_saved_runs(tmp_path, capsys):
+    import argparse
+
+    from vllm_humming.commands import bench as cmd
+
+    p1, p2, out = tmp_path / "1.json", tmp_path / "2.json", tmp_path / "merged.json"
+    report.write_json(_full_results(), str(p1))
+    other = _results([_rec("cublas", None, "A", 1, 16.0), _rec("ours", "w8a8-int8", "A", 1, 4.0)],
+                     formats=("w8a8-int8",), ms=(1,), shapes=("A",))
+    report.write_json(other, str(p2))
+    p = argparse.ArgumentParser()
+    cmd.add_arguments(p)
+    assert cmd.run(p.parse_args(["--report", str(p1), str(p2), "--json", str(out)])) == 0
+    text = capsys.readouterr().out
+    assert "== w4a16-int4-g128" in text and "== w8a8-int8" in text and "4.0 1.00 4.00x" in text
+    assert json.loads(out.read_text())["settings"]["formats"] == [F, "w8a8-int8"]
+    assert cmd.run(p.parse_args(["--report", str(tmp_path / "missing.json")])) == 2
+    assert "cannot read results" in capsys.readouterr().err

@@ -95,6 +95,16 @@ def test_cli_defaults_match_the_method():
     assert cfg.ms == list(DEFAULT_MS) == [1, 16, 64, 256, 1024, 4096]
     assert cfg.replays == 20 and cfg.min_bytes == 512 * 2**20
     assert cfg.upstream and cfg.eager and cfg.cold and cfg.check
+    assert not cfg.cold_upstream      # upstream's cold compile is opt-in (--cold all): ~15 s per format
+
+
+def test_cli_cold_choices():
+    assert cmd.build_config(_args("--cold", "all")).cold_upstream
+    assert cmd.build_config(_args("--cold", "all")).cold
+    assert not cmd.build_config(_args("--cold", "none")).cold
+    assert not cmd.build_config(_args("--no-cold")).cold
+    with pytest.raises(SystemExit):
+        _args("--cold", "upstream")
 
 
 def test_cli_options():

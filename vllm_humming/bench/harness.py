@@ -378,6 +378,7 @@ class BenchConfig:
     eager: bool = True
     eager_calls: int = 10
     cold: bool = True
+    cold_upstream: bool = False
     check: bool = True
     seed: int = 0
     cold_timeout: float = 900.0
@@ -396,6 +397,7 @@ class BenchConfig:
         return {"formats": [f.name for f in self.formats], "shapes": [shape_str(s) for s in self.shapes],
                 "ms": list(self.ms), "replays": self.replays, "min_bytes": self.min_bytes,
                 "upstream": self.upstream, "eager": self.eager, "eager_calls": self.eager_calls, "cold": self.cold,
+                "cold_upstream": self.cold_upstream,
                 "check": self.check, "seed": self.seed, "statistic": "median"}
 
 
@@ -412,7 +414,8 @@ def run_bench(cfg: BenchConfig, results: Dict[str, Any], *, timer=None, upstream
 
     ``upstream`` is an adapter with ``build_case(fmt, w, min_bytes) -> Case`` (or None: upstream not measured);
     ``cold_runner(impl, fmt, shape, m) -> dict`` measures cold compile (or None).  Partial results are kept when
-    a FatalBenchError stops the run (``results["aborted"]``); ``checkpoint(results)`` runs after each format.
+    a FatalBenchError stops the run (``results["aborted"]``); ``checkpoint(results)`` runs after the cuBLAS pass
+    and after each format.
     """
     cfg.validate()
     timer = timer if timer is not None else CudaTimer()
@@ -448,12 +451,15 @@ def run_bench(cfg: BenchConfig, results: Dict[str, Any], *, timer=None, upstream
             case.release()
             del w
             free()
+        if checkpoint:
+            checkpoint(results)
 
         # 2) per format: ours and the upstream peer on the same bf16 matrix
         for fmt in cfg.formats:
             if cfg.cold and cold_runner is not None:
                 entry = cold.setdefault(fmt.name, {})
-                for impl in ("ours", "upstream") if (cfg.upstream and upstream is not None) else ("ours",):
+                both = cfg.cold_upstream and cfg.upstream and upstream is not None
+                for impl in ("ours", "upstream") if both else ("ours",):
                     log(f"[bench] {fmt.name}: cold compile ({impl}) in a fresh process, empty HUMMING_CACHE_DIR")
                     entry[impl] = cold_runner(impl, fmt, cfg.shapes[0], cfg.ms[0])
                     log(f"[bench] {fmt.name}: cold compile ({impl}): {_cold_text(entry[impl])}")

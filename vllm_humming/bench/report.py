@@ -24,7 +24,7 @@ from .formats import FORMATS, shape_str
 from .harness import geomean
 
 __all__ = ["SCHEMA", "new_results", "environment", "git_info", "derive", "format_report", "format_format_table",
-           "format_cublas_table", "format_summary", "write_json", "cell_text"]
+           "format_cublas_table", "format_summary", "write_json", "cell_text", "merge_results"]
 
 SCHEMA = "vllm-humming-bench/1"
 
@@ -337,6 +337,47 @@ def format_report(results: Dict[str, Any], derived: Optional[Dict[str, Any]] = N
     if results.get("aborted"):
         parts.append(f"ABORTED: {results['aborted']}  (tables above are partial)")
     return "\n\n".join(parts)
+
+
+def _union(lists: Iterable[Iterable[Any]]) -> List[Any]:
+    out: List[Any] = []
+    for xs in lists:
+        for x in xs or []:
+            if x not in out:
+                out.append(x)
+    return out
+
+
+def merge_results(docs: Sequence[Dict[str, Any]], sources: Sequence[str] = ()) -> Dict[str, Any]:
+    """One results document from several runs (e.g. a run split by --formats to fit a time limit).
+
+    Formats, shapes and Ms are the ordered union; for a cell measured more than once the LAST document wins (so
+    list a re-run after the run it replaces).  ``meta`` is the first document's plus ``merged_from``.
+    """
+    if not docs:
+        raise ValueError("nothing to merge")
+    out: Dict[str, Any] = {"schema": SCHEMA, "meta": dict(docs[0].get("meta", {})), "settings": dict(docs[0].get("settings", {})),
+                           "records": [], "cases": [], "cold_compile": {}}
+    for key in ("formats", "shapes", "ms"):
+        out["settings"][key] = _union(d.get("settings", {}).get(key, []) for d in docs)
+    out["settings"]["upstream"] = any(d.get("settings", {}).get("upstream") for d in docs)
+    recs: Dict[Tuple, Dict[str, Any]] = {}
+    cases: Dict[Tuple, Dict[str, Any]] = {}
+    for d in docs:
+        for r in d.get("records", []):
+            recs[(r.get("format"), r["impl"], r["shape"], int(r["m"]))] = r
+        for c in d.get("cases", []):
+            cases[(c.get("format"), c["impl"], c["shape"])] = c
+        for fmt, entry in d.get("cold_compile", {}).items():
+            out["cold_compile"].setdefault(fmt, {}).update(entry)
+        if d.get("aborted"):
+            out.setdefault("aborted_runs", []).append(d["aborted"])
+    out["records"], out["cases"] = list(recs.values()), list(cases.values())
+    out["meta"]["merged_from"] = [{"source": s, "date_utc": d.get("meta", {}).get("date_utc"),
+                                   "command": d.get("meta", {}).get("command"),
+                                   "commit": (d.get("meta", {}).get("git") or {}).get("commit")}
+                                  for s, d in zip(list(sources) + [None] * len(docs), docs)]
+    return out
 
 
 def write_json(results: Dict[str, Any], path: str) -> None:

@@ -63,8 +63,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-eager", action="store_true", help="skip the eager (no graph) per-call timing")
     p.add_argument("--eager-calls", type=_positive, default=10,
                    help="back-to-back eager calls per sample (default: 10)")
-    p.add_argument("--no-cold", action="store_true",
-                   help="skip the cold-compile measurement (a fresh process per format with an empty cache)")
+    p.add_argument("--cold", choices=("ours", "all", "none"), default="ours",
+                   help="cold-compile measurement, a fresh process per format with an empty HUMMING_CACHE_DIR: "
+                        "ours (default), all (ours and upstream, ~15 s more per format), none")
+    p.add_argument("--no-cold", action="store_true", help="same as --cold none")
     p.add_argument("--no-check", action="store_true",
                    help="skip the correctness check of our output against the reference before timing")
     p.add_argument("--cold-timeout", type=float, default=900.0, help="seconds allowed per cold compile (default 900)")
@@ -72,8 +74,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="PATH", default=None,
                    help="write every raw number, the environment and the command line to PATH (rewritten after "
                         "each format, so a cut-short run keeps what it measured)")
+    p.add_argument("--report", metavar="JSON", nargs="+", default=None,
+                   help="print the tables of saved --json results (several files are merged, later ones win per "
+                        "cell; with --json PATH the merge is written there) and exit; needs no GPU")
     p.add_argument("--quick", action="store_true",
-                   help="fewer M values (" + ",".join(map(str, QUICK_MS)) + ") and no cold compile; same method")
+                   help="fewer M values (" + ",".join(map(str, QUICK_MS)) + ") and no cold compile; same method otherwise")
 
 
 def build_config(args: argparse.Namespace):
@@ -84,11 +89,35 @@ def build_config(args: argparse.Namespace):
     ms = parse_ms(args.ms) if args.ms else list(QUICK_MS if args.quick else DEFAULT_MS)
     return BenchConfig(formats=formats, shapes=shapes, ms=ms, replays=args.replays, min_bytes=args.min_bytes,
                        upstream=not args.no_upstream, eager=not args.no_eager, eager_calls=args.eager_calls,
-                       cold=not (args.no_cold or args.quick), check=not args.no_check, seed=args.seed,
+                       cold=not (args.no_cold or args.quick or args.cold == "none"),
+                       cold_upstream=args.cold == "all", check=not args.no_check, seed=args.seed,
                        cold_timeout=args.cold_timeout)
 
 
+def report_only(paths: List[str], out_json: Optional[str]) -> int:
+    import json
+
+    from ..bench.report import format_report, merge_results, write_json
+
+    docs = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                docs.append(json.load(f))
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"vllm-humming bench: cannot read results {path!r}: {e}", file=sys.stderr)
+            return 2
+    res = docs[0] if len(docs) == 1 else merge_results(docs, paths)
+    print(format_report(res), flush=True)
+    if out_json:
+        write_json(res, out_json)
+        print(f"\nwrote {out_json}", flush=True)
+    return 0
+
+
 def run(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
+    if getattr(args, "report", None):
+        return report_only(args.report, args.json)
     try:
         cfg = build_config(args)
         cfg.validate()
