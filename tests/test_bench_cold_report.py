@@ -35,7 +35,8 @@ def test_run_cold_uses_a_fresh_empty_cache_dir_and_removes_it():
 
     def runner(cmd, env, capture_output, text, timeout):
         d = env["HUMMING_CACHE_DIR"]
-        seen.update(cmd=cmd, dir=d, exists=os.path.isdir(d), empty=os.listdir(d) == [], timeout=timeout)
+        seen.update(cmd=cmd, dir=d, exists=os.path.isdir(d), empty=os.listdir(d) == [], timeout=timeout,
+                    path=env["PYTHONPATH"].split(os.pathsep))
         open(os.path.join(d, "kernel.cubin"), "w").close()          # the child fills the cache
         return FakeProc(cold.MARKER + json.dumps({"status": "ok", "seconds": 3.5, "kernels": 4}))
 
@@ -46,6 +47,8 @@ def test_run_cold_uses_a_fresh_empty_cache_dir_and_removes_it():
     assert seen["cmd"][3:] == ["--impl", "ours", "--format", "w4a16-int4-g128", "--shape", "6144x4096", "--m", "1",
                                "--seed", "0"]
     assert seen["timeout"] == 77
+    import vllm_humming
+    assert os.path.dirname(os.path.dirname(vllm_humming.__file__)) == seen["path"][0]
     assert res == {"status": "ok", "seconds": 3.5, "kernels": 4, "impl": "ours", "shape": "6144x4096", "m": 1}
 
     def second(cmd, env, **kw):

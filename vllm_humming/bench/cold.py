@@ -57,6 +57,9 @@ def run_cold(impl: str, fmt: BenchFormat, shape, m: int, timeout: float = 900.0,
     env = dict(os.environ)
     env["HUMMING_CACHE_DIR"] = cache_dir
     env["PYTHONUNBUFFERED"] = "1"
+    # the child must import this same vllm_humming, whatever the parent's working directory
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_parent] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     cmd = [python or sys.executable, "-m", "vllm_humming.bench.cold", "--impl", impl, "--format", fmt.name,
            "--shape", shape_str(shape), "--m", str(m), "--seed", str(seed)]
     try:

@@ -257,7 +257,7 @@ def quantize_on_device(w, desc, name: str):
         return quantize_weight(w.cpu(), desc, name=name).to(w.device)
 
 
-def build_ours(fmt: BenchFormat, w, min_bytes: int, check_x=None) -> Tuple[Case, Any]:
+def build_ours(fmt: BenchFormat, w, min_bytes: int) -> Tuple[Case, Any]:
     """Our prepared layers: quantize ``w`` once, then one ``prepare_linear`` per copy (each on its own tensors).
 
     Returns (case, qw) -- ``qw`` is the canonical weight (kept for the correctness check).  A layer whose
@@ -466,6 +466,8 @@ def run_bench(cfg: BenchConfig, results: Dict[str, Any], *, timer=None, upstream
             for shape in cfg.shapes:
                 w = make_weight(shape, cfg.seed)
                 case, qw = ours_builder(fmt, w, cfg.min_bytes)
+                if case.status == "error":
+                    _raise_if_dead(timer, RuntimeError(case.reason), None)
                 if case.status == "ok" and cfg.check:
                     try:
                         x = make_input(cfg.ms[0], shape[1], cfg.seed)
@@ -490,6 +492,8 @@ def run_bench(cfg: BenchConfig, results: Dict[str, Any], *, timer=None, upstream
                                      reason=why.removeprefix("unavailable: "))
                     else:
                         ucase = upstream.build_case(fmt, w, cfg.min_bytes)
+                        if ucase.status in ("error", "unsupported"):
+                            _raise_if_dead(timer, RuntimeError(ucase.reason), None)
                     cases.append(ucase.record())
                     measure_all(ucase, f"upstream {fmt.name} {shape_str(shape)}")
                     ucase.release()

@@ -17,10 +17,9 @@ import os
 import platform
 import shlex
 import subprocess
-import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .formats import FORMATS, shape_str
+from .formats import FORMATS
 from .harness import geomean
 
 __all__ = ["SCHEMA", "new_results", "environment", "git_info", "derive", "format_report", "format_format_table",
