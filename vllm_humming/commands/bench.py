@@ -119,9 +119,11 @@ def run(args: argparse.Namespace, argv: Optional[List[str]] = None) -> int:
     if getattr(args, "report", None):
         return report_only(args.report, args.json)
     try:
+        from ..bench.harness import BenchError
+
         cfg = build_config(args)
         cfg.validate()
-    except BenchArgError as e:
+    except (BenchArgError, BenchError) as e:
         print(f"vllm-humming bench: {e}", file=sys.stderr)
         return 2
 
