@@ -215,7 +215,8 @@ class FloatType:
         return 1 - self.exp_bias
 
     def decode(self, codes: torch.Tensor) -> torch.Tensor:
-        return self.decode_table().to(torch.float32)[codes.to(torch.int64) & ((1 << self.bits) - 1)]
+        table = self.decode_table().to(device=codes.device, dtype=torch.float32)
+        return table[codes.to(torch.int64) & ((1 << self.bits) - 1)]
 
     @functools.lru_cache(maxsize=None)
     def _positive_grid(self):
@@ -235,6 +236,7 @@ class FloatType:
         if torch.isnan(x).any():
             raise DTypeError(f"cannot encode NaN as {self.name}")
         vals, codes = self._positive_grid()
+        vals, codes = vals.to(x.device), codes.to(x.device)
         mag = x.abs().clamp(max=float(vals[-1]))
         if self.nan == "e8m0":
             # exponent-only: round in the log domain is not what MX does; MX e8m0 scales are produced by flooring
