@@ -297,6 +297,9 @@ def test_compile_many_order_dedup_and_errors(_isolated_cache):
     assert [a.spec.name for a in arts] == [s.name for s in specs] + [specs[1].name]
     assert jit.stats()["nvrtc_compiles"] == 4
     assert arts[1].key == arts[4].key
+    # threads compile the same bytes as a sequential compile (NVRTC is thread-safe and deterministic)
+    seq = jit.compile_many(specs, jobs=1, cache_dir=_isolated_cache.parent / "seq")
+    assert [a.cubin for a in seq] == [a.cubin for a in arts[:4]] and all(a.source == "nvrtc" for a in seq)
     assert jit.compile_many([]) == []
     bad = tiny_spec(name="humming_test_many_bad", body="this is not C++;")
     good = tiny_spec(name="humming_test_many_good")

@@ -52,3 +52,14 @@ def test_doctor_compile_check_text(capsys):
     assert main(["doctor", "--compile", "--arch", "sm_90a"]) == 0
     text = capsys.readouterr().out
     assert "self-test" in text and "compiled for sm_90a" in text and text.rstrip().endswith("ok")
+
+
+def test_doctor_clear_cache(capsys, tmp_path):
+    import vllm_humming.jit as jit
+
+    art = jit.compile_kernel(jit.KernelSpec(name="humming_test_clear", arch="sm_80",
+                                            source='extern "C" __global__ void humming_test_clear() {}'))
+    cubin = tmp_path / "jitcache" / art.key[:2] / f"{art.key}.cubin"
+    assert cubin.is_file()
+    assert main(["doctor", "--clear-cache"]) == 0
+    assert "cache cleared" in capsys.readouterr().out and not cubin.exists()

@@ -22,6 +22,8 @@ def add_arguments(p) -> None:
                    help="also compile the self-test kernel (and run it when a GPU is present)")
     p.add_argument("--arch", default=None, help="arch for --compile (default: this GPU's, or sm_90a without one)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--clear-cache", action="store_true",
+                   help="delete every entry of the JIT cache directory first (kernels rebuild on next use)")
 
 
 def _dist_version(name: str) -> str:
@@ -163,6 +165,11 @@ def run(args) -> int:
     rep = {"vllm_humming": vllm_humming.__version__, "python": platform.python_version(),
            "platform": f"{platform.system()} {platform.machine()}"}
     problems: list = []
+    if getattr(args, "clear_cache", False):
+        from ..jit import paths
+        from ..jit.cache import DiskCache
+
+        rep["cache_files_removed"] = DiskCache(paths.cache_dir()).clear()
     _section_toolchain(rep, problems)
     _section_gpu(rep)
     _section_cache(rep)
@@ -200,6 +207,8 @@ def run(args) -> int:
         line("gpu", "none visible to torch (compiling works; loading/launching needs a GPU)")
     line("cache dir", f"{rep['cache_dir']} (from {rep['cache_dir_source']}; {rep['cache_entries']} kernels, "
                       f"{rep['cache_bytes'] / 2**20:.1f} MiB{'' if rep['cache_writable'] else ', NOT WRITABLE'})")
+    if "cache_files_removed" in rep:
+        line("cache cleared", f"{rep['cache_files_removed']} files removed")
     line("strict mode", "ON (HUMMING_JIT_STRICT: cache misses raise)" if rep["strict_mode"] else "off")
     line("verbose mode", "on" if rep["verbose_mode"] else "off")
     if rep["humming_env"]:

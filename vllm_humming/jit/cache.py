@@ -21,6 +21,7 @@ binary's size and sha256 match.  Anything else (truncated, corrupt, half-written
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -46,14 +47,15 @@ def _includes_of(text: str) -> List[Tuple[str, str]]:
     return [(m.group(1), m.group(2).strip()) for m in _INCLUDE_RE.finditer(text)]
 
 
-def _read_header(path: Path) -> Tuple[str, List[Tuple[str, str]]]:
-    st = path.stat()
-    mkey = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+def _read_header(path: str) -> Tuple[str, List[Tuple[str, str]]]:
+    st = os.stat(path)
+    mkey = (path, st.st_ino, st.st_mtime_ns, st.st_size)
     with _memo_lock:
         hit = _header_memo.get(mkey)
     if hit is not None:
         return hit
-    data = path.read_bytes()
+    with open(path, "rb") as f:
+        data = f.read()
     res = (hashlib.sha256(data).hexdigest(), _includes_of(data.decode("utf-8", errors="replace")))
     # File timestamps are coarse (a few ms): a header rewritten twice within one tick keeps its mtime.  Like git's
     # "racily clean" rule, only memoize files whose mtime is safely in the past.
@@ -63,33 +65,32 @@ def _read_header(path: Path) -> Tuple[str, List[Tuple[str, str]]]:
     return res
 
 
-def _resolve(delim: str, name: str, from_dir: Optional[Path], roots: Sequence[Path]) -> Optional[Tuple[Path, Path]]:
+@functools.lru_cache(maxsize=64)
+def _norm_root(root: str) -> str:
+    return os.path.realpath(root)
+
+
+def _resolve(delim: str, name: str, from_dir: Optional[str], roots: Sequence[str]) -> Optional[Tuple[str, str]]:
     """Find ``name`` the way NVRTC would among OUR trees: quotes search the including file's folder first, then the
     include roots.  Returns (absolute path, root it lies under) or None (a system / CUDA header)."""
-    cands: List[Path] = []
-    if delim == '"' and from_dir is not None:
-        cands.append(from_dir)
+    cands = [from_dir] if delim == '"' and from_dir is not None else []
     cands.extend(roots)
     for base in cands:
-        p = base / name
-        if p.is_file():
-            rp = p.resolve()
+        p = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(p):
             for r in roots:
-                try:
-                    rp.relative_to(r)
-                    return rp, r
-                except ValueError:
-                    continue
-            return None  # resolved outside our trees (e.g. a relative path escaping them): not ours
+                if p.startswith(r + os.sep):
+                    return p, r
+            return None  # found outside our trees (e.g. a relative path escaping them): not ours
     return None
 
 
-def scan_headers(source: str, roots: Sequence[Path]) -> List[Tuple[str, str]]:
+def scan_headers(source: str, roots: Sequence) -> List[Tuple[str, str]]:
     """Every header of our trees that ``source`` includes, transitively: sorted ``[(name relative to its root,
     sha256 of its contents)]``."""
-    roots = [Path(r).resolve() for r in roots]
-    found: Dict[Path, Tuple[str, str]] = {}
-    stack: List[Tuple[str, str, Optional[Path]]] = [(d, n, None) for d, n in _includes_of(source)]
+    roots = [_norm_root(str(r)) for r in roots]
+    found: Dict[str, Tuple[str, str]] = {}
+    stack: List[Tuple[str, str, Optional[str]]] = [(d, n, None) for d, n in _includes_of(source)]
     while stack:
         delim, name, from_dir = stack.pop()
         r = _resolve(delim, name, from_dir, roots)
@@ -99,8 +100,9 @@ def scan_headers(source: str, roots: Sequence[Path]) -> List[Tuple[str, str]]:
         if path in found:
             continue
         digest, incs = _read_header(path)
-        found[path] = (path.relative_to(root).as_posix(), digest)
-        stack.extend((d, n, path.parent) for d, n in incs)
+        found[path] = (path[len(root) + 1:].replace(os.sep, "/"), digest)
+        parent = os.path.dirname(path)
+        stack.extend((d, n, parent) for d, n in incs)
     return sorted(found.values())
 
 

@@ -226,7 +226,7 @@ def compile_kernel(spec: KernelSpec, *, cache_dir=None, strict: Optional[bool] =
     if strict if strict is not None else strict_mode():
         raise CacheMissError(
             f"HUMMING_JIT_STRICT=1: kernel {spec.name!r} for {spec.arch} (key {key}) is not in the JIT cache "
-            f"{root} ({status}); run once without strict mode (or `vllm-humming compile-report`) to build it.\n"
+            f"{root} ({status}); run once without HUMMING_JIT_STRICT (same arch, options and headers) to build it.\n"
             f"  spec: {spec.describe()}", spec=spec, key=key)
 
     check_arch(spec.arch)

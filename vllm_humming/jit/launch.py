@@ -420,6 +420,55 @@ class Launcher:
         self._params = ctypes.addressof(self._ptrs)
         self._launch_raw = fn._launch_raw
         self._dev = fn.device
+        self.launch = self._specialize()
+
+    def _specialize(self):
+        """Generate ``launch`` for these argument types: each value is written straight into its ctypes cell (no
+        per-argument function call), then one ``_launch_raw``.  Same behaviour as :meth:`launch` below."""
+        env = {"_dim3": _dim3, "_stream_handle": _stream_handle, "_self": self, "_n": self._n,
+               "_raw": self._launch_raw, "_params": self._params, "_dev": self._dev}
+        lines = ["def launch(grid, block, smem, stream, *values):",
+                 "    if len(values) != _n:",
+                 "        _self._wrong_count(values)"]
+        if self._n:
+            lines.append("    " + ", ".join(f"v{i}" for i in range(self._n)) + (", = values" if self._n == 1
+                                                                                   else " = values"))
+        for i, (t, cell, setter) in enumerate(zip(self.arg_types, self._cells, self._setters)):
+            env[f"c{i}"], env[f"s{i}"] = cell, setter
+            if t == "ptr":
+                lines.append(f"    c{i}.value = v{i} if v{i}.__class__ is int else "
+                             f"(v{i}.data_ptr() if v{i} is not None else 0)")
+            elif setter.__name__ == "set_scalar":
+                lines.append(f"    c{i}.value = v{i}")
+            else:
+                lines.append(f"    s{i}(v{i})")
+        lines += [
+            "    c = grid.__class__",
+            "    if c is tuple and len(grid) == 3:",
+            "        gx, gy, gz = grid",
+            "    elif c is int:",
+            "        gx, gy, gz = grid, 1, 1",
+            "    else:",
+            "        gx, gy, gz = _dim3(grid, 'grid')",
+            "    c = block.__class__",
+            "    if c is int:",
+            "        bx, by, bz = block, 1, 1",
+            "    elif c is tuple and len(block) == 3:",
+            "        bx, by, bz = block",
+            "    else:",
+            "        bx, by, bz = _dim3(block, 'block')",
+            "    if stream.__class__ is not int:",
+            "        stream = _stream_handle(stream, _dev)",
+            "    _raw(gx, gy, gz, bx, by, bz, smem, stream, _params)",
+        ]
+        exec(compile("\n".join(lines), f"<humming Launcher {self.fn.name}>", "exec"), env)  # noqa: S102
+        fn = env["launch"]
+        fn.__doc__ = Launcher.launch.__doc__
+        return fn
+
+    def _wrong_count(self, values):
+        raise TypeError(f"Launcher for {self.fn.name}: expected {self._n} kernel arguments "
+                        f"{self.arg_types}, got {len(values)}")
 
     def _make_setter(self, i: int, t, cell, check_ranges: bool):
         name = self.fn.name
@@ -456,10 +505,10 @@ class Launcher:
     def __len__(self) -> int:
         return self._n
 
-    def launch(self, grid, block, smem, stream, *values) -> None:
+    def launch(self, grid, block, smem, stream, *values) -> None:  # replaced per instance by _specialize()
+        """Write ``values`` (one per kernel parameter) into the argument cells and launch."""
         if len(values) != self._n:
-            raise TypeError(f"Launcher for {self.fn.name}: expected {self._n} kernel arguments "
-                            f"{self.arg_types}, got {len(values)}")
+            self._wrong_count(values)
         for s, v in zip(self._setters, values):
             s(v)
         self.launch_prepared(grid, block, smem, stream)

@@ -30,7 +30,11 @@ def kernels_dir() -> Path:
 
     ``$HUMMING_KERNELS_DIR`` overrides both.  The folder holds ``include/humming/*.cuh``.
     """
-    env = os.environ.get("HUMMING_KERNELS_DIR")
+    return _kernels_dir_cached(os.environ.get("HUMMING_KERNELS_DIR") or "")
+
+
+@functools.lru_cache(maxsize=8)
+def _kernels_dir_cached(env: str) -> Path:
     if env:
         p = Path(env).expanduser().resolve()
         if not (p / "include").is_dir():
