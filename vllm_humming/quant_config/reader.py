@@ -274,6 +274,21 @@ def _ct_match(name: str, target: str) -> bool:
     return target == name
 
 
+def _listed(mod: str, patterns) -> bool:
+    """HF-style skip lists: exact name, ``re:`` regex, shell wildcard (``model.layers.*.mlp.router``) or substring
+    (AutoAWQ / transformers ``modules_to_not_convert`` semantics)."""
+    for p in patterns or ():
+        if p.startswith("re:"):
+            if re.match(p[3:], mod):
+                return True
+        elif any(c in p for c in "*?["):
+            if fnmatch.fnmatchcase(mod, p) or fnmatch.fnmatchcase(mod, p + ".*"):
+                return True
+        elif p == mod or p in mod:
+            return True
+    return False
+
+
 def _ct_is_class_target(target: str) -> bool:
     return not target.startswith("re:") and "." not in target and target[:1].isupper()
 
@@ -347,6 +362,11 @@ class _Plain:
     def unquantized(self, mod: str, tens: Dict[str, TensorInfo], reason: str) -> Optional[LayerRecord]:
         w = tens.get("weight")
         if w is None or len(w.shape) != 2 or w.dtype not in ("BF16", "F16", "F32"):
+            found = sorted(set(tens) & set(_QUANT_SUFFIXES) - {"bias"})
+            if found and self.method != "none" and ("ignore" in reason or "not_convert" in reason
+                                                    or "exclude" in reason or "dynamic" in reason):
+                raise CheckpointError(f"layer {mod!r} ({self.method}): {reason}, so it should be unquantized, but it "
+                                      f"holds quantized tensors {found}; the config and the tensors disagree")
             return None
         keep = {"weight": w}
         if "bias" in tens:
@@ -428,7 +448,7 @@ class _AWQ(_Plain):
         self.skip = qc.get("modules_to_not_convert") or []
 
     def record(self, mod, tens):
-        if any(s in mod for s in self.skip):
+        if _listed(mod, self.skip):
             return self.unquantized(mod, tens, "in modules_to_not_convert")
         if "qweight" not in tens:
             return self.unquantized(mod, tens, "no AWQ tensors")
@@ -578,7 +598,7 @@ class _ModelOpt(_Plain):
         self.group_size = int(qc.get("group_size") or 16)
 
     def record(self, mod, tens):
-        if any(fnmatch.fnmatch(mod, pat) or mod == pat for pat in self.exclude):
+        if _listed(mod, self.exclude):
             return self.unquantized(mod, tens, "in exclude_modules")
         w = tens.get("weight")
         if w is None or "weight_scale" not in tens:
@@ -615,7 +635,7 @@ class _FP8(_Plain):
         self.skip = list(qc.get("modules_to_not_convert") or qc.get("ignored_layers") or [])
 
     def record(self, mod, tens):
-        if any(s in mod for s in self.skip):
+        if _listed(mod, self.skip):
             return self.unquantized(mod, tens, "in modules_to_not_convert")
         w = tens.get("weight")
         if w is None or w.dtype != "F8_E4M3":
@@ -654,14 +674,14 @@ class _MXFP4(_Plain):
         self.skip = list(qc.get("modules_to_not_convert") or [])
 
     def record(self, mod, tens):
-        return self.unquantized(mod, tens, "in modules_to_not_convert" if any(s in mod for s in self.skip)
+        return self.unquantized(mod, tens, "in modules_to_not_convert" if _listed(mod, self.skip)
                                 else "no MXFP4 blocks")
 
 
 def _mxfp4_records(ckpt: Checkpoint, handler: _MXFP4, modules: Dict[str, Dict[str, TensorInfo]]):
     out = []
     for mod, tens in sorted(modules.items()):
-        if any(s in mod for s in handler.skip):
+        if _listed(mod, handler.skip):
             continue
         for suf, info in sorted(tens.items()):
             if not suf.endswith("_blocks"):
