@@ -53,7 +53,7 @@ def candidates(bucket: int):
     out = []
     bts = [8] if bucket <= 8 else [16] if bucket <= 16 else [32] if bucket <= 32 else [64] if bucket <= 64 else [128, 64]
     for bt, wn, tm, wk, ak, st in itertools.product(bts, (2, 4, 8), (1, 2), (1, 2, 4), (1, 2, 4), (4,)):
-        if ak % wk or wn * wk > 8 or (bt >= 64 and wk > 2) or (bt >= 128 and ak > 2):
+        if ak % wk or wn * wk > 8 or wn * wk < 4 or (bt >= 64 and wk > 2) or (bt >= 128 and ak > 2):
             continue
         out.append(KernelChoice(bt, wn, tm, wk, ak, st))
     return out
