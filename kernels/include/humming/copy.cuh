@@ -23,17 +23,11 @@ HUMMING_DEVICE void copy16_async(void* smem_dst, const void* gmem_src, bool vali
 #endif
 }
 
-// Same, with an L2 eviction hint "evict_first" for data read exactly once (weights): keeps activations hot in L2.
+// Weights are read exactly once.  (An L2 "evict_first" cache-hint variant was tried and dropped: with high register
+// pressure ptxas 13.x assigned the cp.async memory descriptor to an odd uniform register pair, an illegal instruction
+// on sm_90.)
 HUMMING_DEVICE void copy16_async_stream(void* smem_dst, const void* gmem_src, bool valid) {
-#if __CUDA_ARCH__ >= 800
-  const int src_size = valid ? 16 : 0;
-  asm volatile(
-      "{\n .reg .b64 p;\n createpolicy.fractional.L2::evict_first.b64 p, 1.0;\n"
-      " cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, p;\n}\n" ::"r"(smem_addr(smem_dst)),
-      "l"(gmem_src), "r"(src_size));
-#else
   copy16_async(smem_dst, gmem_src, valid);
-#endif
 }
 
 HUMMING_DEVICE void cp_async_commit() {

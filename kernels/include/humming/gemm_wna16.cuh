@@ -349,8 +349,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
 #pragma unroll
         for (int v = 0; v < 4; ++v) {
           const int n = n0 + (wn * Cfg::kTilesM + tm) * 16 + g + 8 * (v >> 1);
-          const int mr = m0 + tg * 8 + 2 * t + (v & 1);   // row inside the padded token range
-          if (n < N16) __stcg(ws + ((size_t)split * ws_rows + mr) * N16 + n, acc[tm][tg][v]);
+          const int mr = m0 + tg * 8 + 2 * t + (v & 1);   // token row; padding rows are never read back
+          if (n < N16 && mr < M) __stcg(ws + ((size_t)split * ws_rows + mr) * N16 + n, acc[tm][tg][v]);
         }
   }
   __threadfence();
