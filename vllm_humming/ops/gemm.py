@@ -335,8 +335,7 @@ class GemmLayer:
             smem = choice.smem_bytes(self.fp.bits, 0 if not self.fp.group else
                                      (1 if self.fp.group >= choice.block_k else choice.block_k // self.fp.group),
                                      self.fp.zero_mode != 0)
-            if smem > 48 * 1024:
-                fn.set_max_smem(smem)
+            fn.set_max_smem(smem)   # opt in beyond 48 KB (static smem and the 1 KB reserve count too)
             bk = _Bucket()
             bk.choice = choice
             bk.fn = fn
@@ -376,7 +375,7 @@ class GemmLayer:
             return y.reshape(*lead, self.n)
         bk = self._bucket(m_bucket(m))
         c = bk.choice
-        splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm)
+        splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
         m_tiles = -(-m // c.bt)
         n_tiles = -(-self.n16 // c.block_n)
         ws = None

@@ -107,13 +107,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs."""
     info = arch_info(arch, sms)
     if bucket <= 8:
-        cands = [KernelChoice(8, 4, 1, 2, 4, 4), KernelChoice(8, 4, 1, 2, 2, 4)]
+        cands = [KernelChoice(8, 4, 2, 1, 2, 4), KernelChoice(8, 4, 1, 2, 4, 4)]
     elif bucket <= 16:
-        cands = [KernelChoice(16, 4, 1, 2, 4, 4), KernelChoice(16, 4, 1, 2, 2, 4)]
+        cands = [KernelChoice(16, 4, 2, 2, 4, 4), KernelChoice(16, 4, 1, 2, 2, 4)]
     elif bucket <= 32:
-        cands = [KernelChoice(32, 4, 1, 2, 2, 4), KernelChoice(32, 4, 1, 2, 2, 3)]
+        cands = [KernelChoice(32, 4, 2, 2, 2, 4), KernelChoice(32, 4, 1, 2, 2, 3)]
     elif bucket <= 64:
-        cands = [KernelChoice(64, 4, 1, 2, 2, 4), KernelChoice(64, 4, 1, 1, 1, 4)]
+        cands = [KernelChoice(64, 4, 2, 2, 4, 4), KernelChoice(64, 4, 2, 2, 2, 4), KernelChoice(64, 4, 1, 1, 1, 4)]
     else:
         # M > 64: 64-token tiles, two m16 tiles per warp (each dequantized fragment feeds 16 MMAs).
         cands = [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
@@ -128,30 +128,28 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
 
 
-def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int) -> Tuple[int, int]:
-    """(splits, atoms per split) for a call: split K across blocks until the grid fills the GPU with little tail."""
+def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
+                  bits: int = 4) -> Tuple[int, int]:
+    """(splits, atoms per split) for a call.
+
+    Split K across blocks only as far as it takes to occupy the resident block slots once (blocks beyond one wave
+    only add a tail), keep every split at least two pipeline stages long (a one-stage block never overlaps its loads
+    with math), and not at all for large M, where the fp32 partials would cost more traffic than the weights.
+    """
     n_tiles = -(-n // choice.block_n)
     m_tiles = -(-m // choice.bt)
     k_atoms = -(-k // 64)
     slots = max(1, info.sms * max(1, blocks_per_sm))
     base = n_tiles * m_tiles
-    best = (1, k_atoms)
-    if base >= slots or m > 128:
-        return best
-    best_score = -1.0
-    for splits in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16):
-        per = -(-k_atoms // splits)
-        per = -(-per // choice.atoms_k) * choice.atoms_k     # whole stages per split
-        real = -(-k_atoms // per)
-        if real != splits and splits > 1:
-            continue
-        blocks = base * real
-        waves = blocks / slots
-        fill = waves / -(-blocks // slots)                    # 1.0 = no partial last wave
-        score = min(waves, 1.0) * (0.6 + 0.4 * fill) - 0.01 * real
-        if score > best_score + 1e-9:
-            best_score, best = score, (real, per)
-    return best
+    if m > 64 or base * 5 >= slots * 4:
+        return 1, k_atoms
+    min_atoms = 2 * choice.atoms_k
+    # fp32 partials (written and read once each) stay under a quarter of the weight bytes
+    traffic_cap = max(1, (k * bits) // (256 * max(1, m)))
+    splits = max(1, min(slots // base, k_atoms // min_atoms, traffic_cap, 16))
+    per = -(-k_atoms // splits)
+    per = -(-per // choice.atoms_k) * choice.atoms_k
+    return -(-k_atoms // per), per
 
 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
