@@ -1,0 +1,360 @@
+"""vLLM 0.33 (CUDA wheel, no GPU needed): the three routes resolve to vllm_humming, layers built through them give the
+reference output through our plain-torch fallback (world size 1 and 2 over gloo), and the version guard is loud.
+
+Run in the vLLM venv:  python -m pytest -m vllm tests/test_vllm_routes.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.vllm
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _qcfg(name: str) -> dict:
+    d = FIX / name
+    c = json.loads((d / "config.json").read_text()).get("quantization_config")
+    if c is None:
+        c = json.loads((d / "hf_quant_config.json").read_text())
+        c = {"quant_method": "modelopt", **c}
+    return c
+
+
+@pytest.fixture(scope="module")
+def vllm_env():
+    pytest.importorskip("vllm")
+    from vllm.config import DeviceConfig, KernelConfig, VllmConfig, set_current_vllm_config
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.distributed.parallel_state import model_parallel_is_initialized
+
+    from vllm_humming.plugin import register
+
+    register()
+    vc = VllmConfig(device_config=DeviceConfig(device="cpu"),
+                    kernel_config=KernelConfig(linear_backend="humming", moe_backend="humming"))
+    with set_current_vllm_config(vc):
+        if not model_parallel_is_initialized():
+            init_distributed_environment(world_size=1, rank=0, local_rank=0,
+                                         distributed_init_method=f"tcp://127.0.0.1:{_free_port()}", backend="gloo")
+            initialize_model_parallel(1)
+        yield vc
+
+
+@pytest.fixture
+def forbid_upstream(monkeypatch):
+    """Any use of the upstream humming package (directly or through vLLM's lazy facade) fails the test."""
+    import vllm.utils.humming as facade
+
+    def boom(name):
+        raise AssertionError(f"upstream humming symbol {name!r} was used")
+
+    monkeypatch.setattr(facade, "__getattr__", boom, raising=False)
+    for k in list(vars(facade)):
+        if k in getattr(facade, "_EXPORTS", {}):
+            monkeypatch.delattr(facade, k, raising=False)
+    for mod in [m for m in list(sys.modules) if m == "humming" or m.startswith("humming.")]:
+        monkeypatch.setitem(sys.modules, mod, None)
+    yield
+
+
+# ----------------------------------------------------------------------------------------------- registration
+CONFIGS = ["gptq-int4-g128", "gptq-int3-g128-actorder", "awq-int4-g128", "ct-w4a16-g128", "ct-w4a16-asym-g64",
+           "ct-w8a8-int8", "ct-nvfp4", "ct-mxfp4a16", "ct-fp8-dynamic", "ct-fp8-block", "fp8-block-deepseek",
+           "modelopt-nvfp4"]
+
+
+@pytest.mark.parametrize("fixture", CONFIGS)
+def test_quantization_route_resolves_to_ours(vllm_env, fixture):
+    from vllm.model_executor.layers.linear import RowParallelLinear, UnquantizedLinearMethod
+    from vllm.model_executor.layers.quantization import get_quantization_config
+
+    from vllm_humming.linear.method import HummingLinearMethod
+    from vllm_humming.quant_config.vllm_config import HummingVllmConfig
+
+    cls = get_quantization_config("humming")
+    assert cls is HummingVllmConfig
+    cfg = _qcfg(fixture)
+    assert cls.override_quantization_method(cfg, "humming") == "humming"
+    qc = cls.from_config(cfg)
+    layer = object.__new__(RowParallelLinear)
+    torch.nn.Module.__init__(layer)
+    assert isinstance(qc.get_quant_method(layer, "model.layers.0.mlp.down_proj"), HummingLinearMethod)
+    assert isinstance(qc.get_quant_method(layer, "lm_head"), UnquantizedLinearMethod)
+
+
+def test_model_config_resolves_humming(vllm_env):
+    """The real resolution chain: ModelConfig(--quantization humming) on a GPTQ checkpoint -> our config class."""
+    from vllm.config import LoadConfig, ModelConfig
+    from vllm.model_executor.model_loader.weight_utils import get_quant_config
+
+    from vllm_humming.quant_config.vllm_config import HummingVllmConfig
+
+    mc = ModelConfig(model=str(FIX / "gptq-int4-g128"), quantization="humming", skip_tokenizer_init=True,
+                     dtype="bfloat16")
+    assert mc.quantization == "humming"
+    qc = get_quant_config(mc, LoadConfig())
+    assert isinstance(qc, HummingVllmConfig) and qc.ckpt.method == "gptq"
+
+
+def test_online_quant_needs_a_description(vllm_env, monkeypatch):
+    from vllm_humming.quant_config.vllm_config import ONLINE_ENV, HummingConfigError, HummingVllmConfig
+
+    monkeypatch.delenv(ONLINE_ENV, raising=False)
+    with pytest.raises(HummingConfigError, match="online quantization"):
+        HummingVllmConfig()
+    monkeypatch.setenv(ONLINE_ENV, "w:uint4b8,s:g64:bfloat16")
+    assert str(HummingVllmConfig().ckpt.scheme_for(["model.layers.0.mlp.down_proj"]).online) == \
+        "w:uint4b8,s:g64:bfloat16"
+    qc = HummingVllmConfig({"quant_method": "humming", "weight": "nvfp4-w4a16", "ignore": ["re:.*down_proj"]})
+    assert qc.ckpt.scheme_for(["model.layers.0.mlp.down_proj"]) is None
+    assert qc.ckpt.scheme_for(["model.layers.0.mlp.up_proj"]).online.scale2 is not None
+
+
+def test_linear_backend_route_tables(vllm_env):
+    import vllm.model_executor.kernels.linear as kl
+    from vllm.model_executor.kernels.linear.mixed_precision.MPLinearKernel import MPLinearLayerConfig
+    from vllm.scalar_type import scalar_types
+
+    from vllm_humming.linear import kernels as ours
+
+    mapped = kl._LINEAR_BACKEND_KERNEL_MAP["humming"]
+    assert mapped and all(c.__module__ == ours.__name__ for c in mapped)
+    for tname in ours._TABLES:
+        for plat, lst in getattr(kl, tname, {}).items():
+            for c in lst:
+                assert not (c.__name__.startswith("Humming") and c.__module__ != ours.__name__), (tname, plat, c)
+    for wt, zp in ((scalar_types.uint4b8, False), (scalar_types.uint4, True), (scalar_types.uint8b128, False)):
+        cfg = MPLinearLayerConfig((512, 256), (512, 256), wt, torch.bfloat16, 128, zp)
+        assert kl.choose_mp_linear_kernel(cfg) is ours.OUR_KERNELS["HummingLinearKernel"]
+    assert type(kl.init_nvfp4_linear_kernel()) is ours.OUR_KERNELS["HummingNvFp4LinearKernel"]
+    assert type(kl.init_nvfp4_linear_kernel(use_a16=True)) is ours.OUR_KERNELS["HummingNvFp4LinearKernel"]
+    assert type(kl.init_mxfp4_linear_kernel()) is ours.OUR_KERNELS["HummingMxFp4LinearKernel"]
+    assert type(kl.init_int8_linear_kernel(True, False, True, "x")) is \
+        ours.OUR_KERNELS["HummingInt8ScaledMMLinearKernel"]
+
+
+def test_moe_backend_route_is_ours_and_loud(vllm_env, forbid_upstream):
+    from vllm.model_executor.layers.fused_moe.oracle import int_wna16
+
+    import vllm.model_executor.layers.quantization.utils.humming as hu
+    from vllm_humming.moe import experts as ours
+
+    classes = int_wna16.backend_to_kernel_cls(int_wna16.WNA16MoEBackend.HUMMING)
+    assert classes and all(c.__module__ == ours.__name__ for c in classes)
+    assert hu.convert_to_humming_moe_kernel_format is ours.convert_to_humming_moe_kernel_format
+    with pytest.raises(ours.HummingMoEBackendUnsupported, match="--quantization humming"):
+        classes[0](None, None)
+    with pytest.raises(ours.HummingMoEBackendUnsupported):
+        hu.convert_to_humming_moe_kernel_format(None, quant_config={})
+
+
+# ----------------------------------------------------------------------------------------------- version guard
+def test_version_guard_missing_symbol(vllm_env, monkeypatch):
+    import vllm
+    import vllm.model_executor.kernels.linear as kl
+
+    from vllm_humming import plugin
+
+    monkeypatch.delattr(kl, "_POSSIBLE_MXFP4_KERNELS")
+    with pytest.raises(plugin.PluginVersionError) as ei:
+        plugin.check_vllm()
+    msg = str(ei.value)
+    assert "_POSSIBLE_MXFP4_KERNELS" in msg and vllm.__version__ in msg
+    monkeypatch.setitem(plugin._STATE, "registered", False)
+    with pytest.raises(plugin.PluginVersionError):
+        plugin.register()
+
+
+def test_version_guard_unsupported_version(vllm_env, monkeypatch):
+    import vllm
+
+    from vllm_humming import plugin
+
+    monkeypatch.setattr(vllm, "__version__", "0.34.1")
+    with pytest.raises(plugin.PluginVersionError, match="0.34.1"):
+        plugin.check_vllm()
+    monkeypatch.setitem(plugin._STATE, "registered", False)
+    monkeypatch.setenv(plugin.DISABLE_ENV, "1")
+    plugin.register()                      # explicitly disabled: no error, nothing installed
+    assert not plugin.is_registered()
+
+
+# ----------------------------------------------------------------------------------------------- layer numerics
+LAYERS = {   # prefix: (kind, [shard (name, n)], k)
+    "model.layers.0.self_attn.qkv_proj": ("qkv", [("q_proj", 256), ("k_proj", 128), ("v_proj", 128)], 256),
+    "model.layers.0.mlp.down_proj": ("row", [("down_proj", 256)], 512),
+    "model.layers.0.self_attn.o_proj": ("row", [("o_proj", 256)], 256),
+}
+
+NUMERIC_FIXTURES = ["gptq-int4-g128", "gptq-int3-g128-actorder", "gptq-int2-g64", "gptq-int4-g32-asym-actorder",
+                    "gptq-int8-channel-asym", "awq-int4-g128", "ct-w4a16-g128",
+                    "ct-w4a16-asym-g64", "ct-w3a16-g128", "ct-w8a8-int8", "ct-w8a16-asym-channel", "ct-nvfp4",
+                    "ct-mxfp4a16", "ct-fp8-block", "ct-fp8-dynamic", "fp8-block-deepseek", "modelopt-nvfp4"]
+
+
+def _reference(fixture: str, prefix: str, x: torch.Tensor) -> torch.Tensor:
+    """Independent path: full checkpoint tensors -> format converter -> reference_gemm, shard by shard."""
+    from safetensors.torch import load_file
+
+    from vllm_humming.quant_config.vllm_config import parse_checkpoint_config
+    from vllm_humming.reference import reference_gemm
+
+    sd = load_file(str(FIX / fixture / "model.safetensors"))
+    ckpt = parse_checkpoint_config(_qcfg(fixture))
+    kind, shards, k = LAYERS[prefix]
+    base = prefix.rsplit(".", 1)[0]
+    outs = []
+    for sub, n in shards:
+        name = f"{base}.{sub}"
+        scheme = ckpt.scheme_for([name])
+        t = {s.name: sd[f"{name}.{s.name}"] for s in scheme.tensors if f"{name}.{s.name}" in sd}
+        qw = scheme.convert(t, n, k, name)
+        act = scheme.act if scheme.act.quantized else None
+        static = t.get(scheme.static_act_tensor) if scheme.static_act_tensor else None
+        outs.append(reference_gemm(x, qw, act, None if static is None else static.reshape(1).float()))
+    return torch.cat(outs, dim=-1)
+
+
+def _build_and_run(fixture: str, prefix: str, x: torch.Tensor, tp_rank: int, tp_size: int) -> torch.Tensor:
+    from safetensors.torch import load_file
+    from vllm.model_executor.layers.linear import MergedColumnParallelLinear, QKVParallelLinear, RowParallelLinear
+    from vllm.model_executor.layers.quantization import get_quantization_config
+
+    qc = get_quantization_config("humming").from_config(_qcfg(fixture))
+    qc.packed_modules_mapping = {"qkv_proj": ["q_proj", "k_proj", "v_proj"], "gate_up_proj": ["gate_proj", "up_proj"]}
+    kind, shards, k = LAYERS[prefix]
+    dt = torch.float32
+    if kind == "qkv":
+        layer = QKVParallelLinear(256, 64, 4, 2, bias=False, quant_config=qc, prefix=prefix, params_dtype=dt)
+    elif kind == "merged":
+        layer = MergedColumnParallelLinear(256, [512, 512], bias=False, quant_config=qc, prefix=prefix,
+                                           params_dtype=dt)
+    else:
+        layer = RowParallelLinear(k, shards[0][1], bias=False, quant_config=qc, prefix=prefix, params_dtype=dt)
+    sd = load_file(str(FIX / fixture / "model.safetensors"))
+    base = prefix.rsplit(".", 1)[0]
+    for pname, p in layer.named_parameters():
+        for i, (sub, _) in enumerate(shards):
+            key = f"{base}.{sub}.{pname}"
+            if key not in sd:
+                continue
+            if kind == "qkv":
+                p.weight_loader(p, sd[key], "qkv"[i])
+            elif kind == "merged":
+                p.weight_loader(p, sd[key], i)
+            else:
+                p.weight_loader(p, sd[key])
+    layer.quant_method.process_weights_after_loading(layer)
+    y = layer(x)
+    return y[0] if isinstance(y, tuple) else y
+
+
+def _expected_shard(full: torch.Tensor, prefix: str, rank: int, size: int) -> torch.Tensor:
+    kind, shards, _ = LAYERS[prefix]
+    if kind == "row" or size == 1:
+        return full
+    parts, off = [], 0
+    for _, n in shards:
+        per = n // size
+        parts.append(full[..., off + rank * per: off + (rank + 1) * per])
+        off += n
+    return torch.cat(parts, dim=-1)
+
+
+@pytest.mark.parametrize("fixture", NUMERIC_FIXTURES)
+def test_layers_match_reference_tp1(vllm_env, forbid_upstream, fixture):
+    g = torch.Generator().manual_seed(1)
+    for prefix, (kind, shards, k) in LAYERS.items():
+        x = torch.randn(5, k, generator=g)
+        got = _build_and_run(fixture, prefix, x, 0, 1)
+        want = _reference(fixture, prefix, x)
+        torch.testing.assert_close(got, want, rtol=2e-4, atol=2e-4, msg=lambda m: f"{fixture} {prefix}: {m}")
+
+
+def _tp_worker(rank, size, port, fixtures, out_dir):
+    from vllm.config import DeviceConfig, VllmConfig, set_current_vllm_config
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+
+    from vllm_humming.plugin import register
+
+    register()
+    torch.manual_seed(0)
+    with set_current_vllm_config(VllmConfig(device_config=DeviceConfig(device="cpu"))):
+        init_distributed_environment(world_size=size, rank=rank, local_rank=rank,
+                                     distributed_init_method=f"tcp://127.0.0.1:{port}", backend="gloo")
+        initialize_model_parallel(size)
+        res = {}
+        for fixture in fixtures:
+            g = torch.Generator().manual_seed(2)
+            for prefix, (kind, shards, k) in LAYERS.items():
+                x = torch.randn(4, k, generator=g)
+                x_in = x.chunk(size, dim=-1)[rank].contiguous() if kind == "row" else x
+                res[f"{fixture}|{prefix}"] = (x, _build_and_run(fixture, prefix, x_in, rank, size))
+        torch.save(res, os.path.join(out_dir, f"rank{rank}.pt"))
+
+
+TP_FIXTURES = ["gptq-int3-g128-actorder", "gptq-int4-g32-asym-actorder", "gptq-int4-g128", "awq-int4-g128", "ct-w4a16-asym-g64", "ct-nvfp4",
+               "ct-fp8-block", "modelopt-nvfp4"]
+
+
+def test_layers_match_reference_tp2(vllm_env, tmp_path):
+    """gloo world of 2: column shards (qkv, gate_up) and row shards (act-order GPTQ, group scales) stay exact."""
+    import torch.multiprocessing as mp
+
+    port = _free_port()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_tp_worker, args=(r, 2, port, TP_FIXTURES, str(tmp_path))) for r in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=600)
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    for r in range(2):
+        res = torch.load(tmp_path / f"rank{r}.pt")
+        for key, (x, got) in res.items():
+            fixture, prefix = key.split("|")
+            want = _expected_shard(_reference(fixture, prefix, x), prefix, r, 2)
+            torch.testing.assert_close(got, want, rtol=2e-4, atol=2e-4, msg=lambda m: f"rank {r} {key}: {m}")
+
+
+def test_linear_backend_kernel_numerics(vllm_env, forbid_upstream):
+    """--linear-backend humming through vLLM's own compressed-tensors method: our kernel class processes the layer
+    (its canonical buffer appears) and the output equals the reference."""
+    from safetensors.torch import load_file
+    from vllm.model_executor.layers.linear import RowParallelLinear
+    from vllm.model_executor.layers.quantization import get_quantization_config
+
+    for fixture in ("ct-w4a16-g128", "ct-w4a16-asym-g64", "ct-w8a8-int8", "ct-nvfp4", "ct-mxfp4a16"):
+        cfg = _qcfg(fixture)
+        qc = get_quantization_config("compressed-tensors").from_config(cfg)
+        prefix = "model.layers.0.mlp.down_proj"
+        layer = RowParallelLinear(512, 256, bias=False, quant_config=qc, prefix=prefix, params_dtype=torch.bfloat16)
+        sd = load_file(str(FIX / fixture / "model.safetensors"))
+        for pname, p in layer.named_parameters():
+            key = f"{prefix}.{pname}"
+            if key in sd:
+                p.weight_loader(p, sd[key])
+        layer.quant_method.process_weights_after_loading(layer)
+        assert hasattr(layer, "hm_qweight"), f"{fixture}: our kernel did not process the layer"
+        x = torch.randn(3, 512, generator=torch.Generator().manual_seed(3)).to(torch.bfloat16)
+        got = layer(x)
+        got = (got[0] if isinstance(got, tuple) else got).float()
+        want = _reference(fixture, prefix, x.float())
+        torch.testing.assert_close(got, want, rtol=3e-2, atol=3e-2, msg=lambda m: f"{fixture}: {m}")
