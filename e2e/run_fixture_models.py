@@ -19,6 +19,9 @@ For each checkpoint:
     python e2e/run_fixture_models.py [CHECKPOINT ...] [--device cuda|cpu] [--dtype bfloat16|float32] [--json OUT]
 
 Without CHECKPOINT it runs every quantized fixture under $HUMMING_FIXTURES (default /work/shared/fixtures).
+``--repo-fixtures`` runs the trimmed fixtures of tests/fixtures/ instead (layer-0 layers quantized, the rest of the
+model taken from the bf16 original in $HUMMING_FIXTURES), which covers every format we read: GPTQ 2/3/4/8-bit, act-order,
+asymmetric, AWQ, compressed-tensors int/fp8/NVFP4/MXFP4/W4A8/W8A8, ModelOpt NVFP4, DeepSeek FP8 block.
 Needs torch, transformers (5.x) and safetensors; vLLM is not used.  Exit status 1 when a checkpoint fails.
 """
 
@@ -168,7 +171,24 @@ def _set_tensor(model, name, value, loaded):
     return True
 
 
-def build(path, ckpt, mode, dtype, device):
+def merged_view(ckpt, base=None):
+    """name -> (record, get_tensor) for every layer, and name -> get_tensor for other tensors.  With ``base`` (an
+    unquantized checkpoint of the same model), whatever the checkpoint lacks is taken from it: trimmed test fixtures
+    (tests/fixtures/*, a few quantized layers) then run as whole models, the rest of the layers in bf16."""
+    layers = {n: (r, ckpt.get_tensor) for n, r in ckpt.layers.items()}
+    other = {n: ckpt.get_tensor for n in ckpt.other}
+    if base is not None:
+        have = set(ckpt.store.infos)
+        for n, r in base.layers.items():
+            if n not in layers:
+                layers[n] = (r, base.get_tensor)
+        for n in base.other:
+            if n not in have and n not in other:
+                other[n] = base.get_tensor
+    return layers, other
+
+
+def build(path, ckpt, mode, dtype, device, base=None):
     """mode: 'humming' | 'reference' | 'original' (an unquantized checkpoint)."""
     from transformers import AutoModelForCausalLM
 
@@ -177,7 +197,8 @@ def build(path, ckpt, mode, dtype, device):
     model = AutoModelForCausalLM.from_config(cfg).to(dtype).eval()
     loaded, replaced, backends = set(), set(), {}
     experts = {}
-    for name, rec in ckpt.layers.items():
+    layers, other = merged_view(ckpt, base)
+    for name, (rec, get) in layers.items():
         m = _EXPERT.match(name)
         if rec.kind == "quantized":
             if rec.num_experts:
@@ -187,8 +208,8 @@ def build(path, ckpt, mode, dtype, device):
                    else ReferenceLinear(qw, rec.act_desc, rec.act_tensors(), device))
             backends[name] = mod.backend
         else:
-            w = ckpt.get_tensor(rec.tensors["weight"].name)
-            b = ckpt.get_tensor(rec.tensors["bias"].name) if "bias" in rec.tensors else None
+            w = get(rec.tensors["weight"].name)
+            b = get(rec.tensors["bias"].name) if "bias" in rec.tensors else None
             if not m:
                 _set_tensor(model, f"{name}.weight", w, loaded) or _missing(name)
                 if b is not None:
@@ -210,17 +231,21 @@ def build(path, ckpt, mode, dtype, device):
             replaced.update(f"{name}.{p}" for p, _ in old.named_parameters())
     for ex_name, projs in experts.items():
         old = model.get_submodule(ex_name)
-        n = len(projs["gate"])
+        n = old.num_experts
+        if any(sorted(projs.get(p, {})) != list(range(n)) for p in ("gate", "up", "down")):
+            raise ValueError(f"{ex_name}: the checkpoint does not hold gate/up/down for all {n} experts "
+                             f"(pass --base with the unquantized original)")
         mods = [[projs[p][e] for e in range(n)] for p in ("gate", "up", "down")]
         parent, _, child = ex_name.rpartition(".")
         setattr(model.get_submodule(parent), child, PerExpertMoE(*mods, old.act_fn).to(device))
         replaced.update(f"{ex_name}.{p}" for p, _ in old.named_parameters())
-    for name in ckpt.other:
-        _set_tensor(model, name, ckpt.get_tensor(name), loaded)
+    for name, get in other.items():
+        _set_tensor(model, name, get(name), loaded)
     model = model.to(device)
     missing = [p for p, _ in model.named_parameters() if p not in loaded and not _inside(p, replaced, ckpt)]
     if missing:
-        raise ValueError(f"{path}: model parameters not in the checkpoint: {missing[:8]}")
+        raise ValueError(f"{path}: model parameters not in the checkpoint: {missing[:8]} (a trimmed fixture needs "
+                         f"--base with the unquantized original)")
     return model, backends
 
 
@@ -256,10 +281,14 @@ def compare(a, b, ids):
 
 
 def find_original(path, config):
-    root = os.path.dirname(os.path.abspath(path))
+    """The unquantized original of a fixture: llama-bf16 / moe-bf16 next to it or under $HUMMING_FIXTURES
+    (default /work/shared/fixtures)."""
     name = "moe-bf16" if "moe" in str(config.get("model_type", "")) else "llama-bf16"
-    cand = os.path.join(root, name)
-    return cand if os.path.isdir(cand) and os.path.abspath(cand) != os.path.abspath(path) else None
+    for root in (os.path.dirname(os.path.abspath(path)), os.environ.get("HUMMING_FIXTURES", "/work/shared/fixtures")):
+        cand = os.path.join(root, name)
+        if os.path.isdir(cand) and os.path.abspath(cand) != os.path.abspath(path):
+            return cand
+    return None
 
 
 def run_one(path, args, device, dtype):
@@ -267,8 +296,16 @@ def run_one(path, args, device, dtype):
     ckpt = read_checkpoint(path)
     if not ckpt.quantized_layers:
         return {"checkpoint": path, "skipped": "no quantized layers"}
-    q, backends = build(path, ckpt, "humming", dtype, device)
-    r, _ = build(path, ckpt, "reference", torch.float32, device)
+    orig = args.original or find_original(path, ckpt.config)
+    trimmed = not any("embed_tokens" in n for n in ckpt.store.infos)
+    if ckpt.method == "mxfp4":
+        raise NotImplementedError("gpt-oss fused MXFP4 experts: no gpt-oss model wired into this script yet")
+    base_path = args.base or (orig if trimmed else None)
+    if trimmed and not base_path:
+        raise NotImplementedError("trimmed checkpoint and no unquantized original found (set HUMMING_FIXTURES)")
+    base = read_checkpoint(base_path) if base_path else None
+    q, backends = build(path, ckpt, "humming", dtype, device, base)
+    r, _ = build(path, ckpt, "reference", torch.float32, device, base)
     vocab = q.config.vocab_size
     ids = prompts(vocab, args.batch, args.seq)
     lq, lr = logits_of(q, ids, device), logits_of(r, ids, device)
@@ -276,7 +313,8 @@ def run_one(path, args, device, dtype):
            "layers": len(backends), "backends": sorted(set(backends.values())),
            "fallback_layers": sum(1 for b in backends.values() if b != "kernel"),
            "vs_reference": compare(lq, lr, ids)}
-    orig = args.original or find_original(path, ckpt.config)
+    if base_path:
+        res["base"] = base_path
     if orig:
         ock = read_checkpoint(orig)
         o, _ = build(orig, ock, "original", torch.float32, device)
@@ -301,13 +339,21 @@ def main(argv=None):
                          "flips fp8 codes (3 mantissa bits), measured ~0.012 on the CPU fallback for ct-fp8-dynamic "
                          "and ct-w4afp8-packed (quantization itself: 0.02 / 0.047)")
     ap.add_argument("--original", default=None, help="unquantized checkpoint to report quantization error against")
+    ap.add_argument("--base", default=None,
+                    help="unquantized checkpoint that supplies what a trimmed checkpoint lacks (default for a checkpoint "
+                         "without embeddings: the original, see --original)")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=32)
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--repo-fixtures", action="store_true", help="run the trimmed fixtures of tests/fixtures/")
     args = ap.parse_args(argv)
     device = torch.device(args.device)
     dtype = getattr(torch, args.dtype or ("bfloat16" if device.type == "cuda" else "float32"))
     paths = args.checkpoints
+    if args.repo_fixtures:
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+        paths = [os.path.join(root, d) for d in sorted(os.listdir(root))
+                 if os.path.isdir(os.path.join(root, d)) and d != "expected"]
     if not paths:
         root = os.environ.get("HUMMING_FIXTURES", "/work/shared/fixtures")
         paths = [os.path.join(root, d) for d in sorted(os.listdir(root))
@@ -316,6 +362,8 @@ def main(argv=None):
     for p in paths:
         try:
             res = run_one(p, args, device, dtype)
+        except NotImplementedError as e:
+            res = {"checkpoint": p, "skipped": str(e)}
         except Exception as e:  # report and go on with the next checkpoint
             res = {"checkpoint": p, "ok": False, "error": f"{type(e).__name__}: {e}"}
         results.append(res)

@@ -227,8 +227,7 @@ def _reference(fixture: str, prefix: str, x: torch.Tensor) -> torch.Tensor:
         t = {s.name: sd[f"{name}.{s.name}"] for s in scheme.tensors if f"{name}.{s.name}" in sd}
         qw = scheme.convert(t, n, k, name)
         act = scheme.act if scheme.act.quantized else None
-        static = t.get(scheme.static_act_tensor) if scheme.static_act_tensor else None
-        outs.append(reference_gemm(x, qw, act, None if static is None else static.reshape(1).float()))
+        outs.append(reference_gemm(x, qw, act, scheme.static_value(t)))
     return torch.cat(outs, dim=-1)
 
 

@@ -12,8 +12,9 @@ Per format, the reconstruction used:
   tensors and the QuantizationScheme from config.json -- exactly what CT does when it decompresses a model.
 * AWQ: AutoAWQ's ``awq.utils.packing_utils.dequantize_gemm`` (loaded from its file, bypassing awq/__init__ which
   needs datasets), transposed to [N, K].
-* GPTQ: gptqmodel 7.7.0 could not be installed here in reasonable time (it pins torch 2.14.1 / transformers 5.20 and
-  builds native extensions), so ``gptq_reference_dequant`` below re-implements gptqmodel's documented torch dequant
+* GPTQ: the expected file of gptq-int4-g128 is now written by make_gptq.py with gptqmodel 7.7.0 itself (its own
+  venv: it pins torch 2.14.1 / transformers 5.24).  Without that venv, ``gptq_reference_dequant`` below (used when
+  this script is asked for a gptq fixture by name) re-implements gptqmodel's documented torch dequant
   (``PackableQuantLinear.dequantize_weight``: per-row shift tables, GPTQ's 3-bit 10-1-10-1-10 word scheme with its
   two fix-ups, ``(zeros + 1)`` for v1 checkpoints, ``scales[g_idx] * (w - zeros[g_idx])``) independently of our
   reader (which unpacks a bit stream instead).  Recorded as tool "gptq-reference (re-implementation)".
@@ -146,7 +147,7 @@ def originals(src_root):
 
 
 if __name__ == "__main__":
-    names = sys.argv[1:] or ["gptq-int4-g128", "awq-int4-g128", "ct-w4a16-g128", "ct-fp8-dynamic", "ct-w8a8-int8",
+    names = sys.argv[1:] or ["awq-int4-g128", "ct-w4a16-g128", "ct-fp8-dynamic", "ct-w8a8-int8",
                              "ct-w4afp8-packed", "moe-ct-w4a16"]
     for n in names:
         make(n, MOE_LAYERS if n.startswith("moe") else LAYERS)

@@ -8,7 +8,7 @@ Same recipe as the shared gptq-int4-g128 (llama-bf16, 32 x 64 random-token calib
 group sizes / act-order / asymmetric settings.  Full checkpoints go to --full DIR (default /tmp/humming-gptq-full);
 the trimmed copies (layer-0 attention + down_proj + norms, as trim_shared.py) go to tests/fixtures/<name>/ and the
 expected dequantized weights to tests/fixtures/expected/<name>.safetensors, computed by loading each layer's tensors
-into gptqmodel's TorchLinear, converting v1 qzeros as gptqmodel's loader does, and calling its ``dequantize_weight()``.
+into gptqmodel's TorchLinear (also for the shared gptq-int4-g128, replacing make_expected.py's re-implementation), converting v1 qzeros as gptqmodel's loader does, and calling its ``dequantize_weight()``.
 """
 
 import argparse
@@ -28,6 +28,8 @@ CONFIGS = {
     "gptq-int4-g32-asym-actorder": dict(bits=4, group_size=32, desc_act=True, sym=False),
     "gptq-int2-g64": dict(bits=2, group_size=64, desc_act=False, sym=True),
 }
+# the shared gptq-int4-g128 (made by the lead with the same tool): only its expected file is (re)computed here
+SHARED_GPTQ = {"gptq-int4-g128": dict(bits=4, group_size=128, desc_act=False, sym=True)}
 EXPECT = ["model.layers.0.self_attn.k_proj", "model.layers.0.mlp.down_proj"]
 ROWS = 64
 
@@ -51,7 +53,7 @@ def expected(name, path):
     from safetensors import safe_open
     from safetensors.torch import save_file
 
-    cfg = CONFIGS[name]
+    cfg = {**CONFIGS, **SHARED_GPTQ}[name]
     out = {}
     with safe_open(os.path.join(path, "model.safetensors"), "pt") as f:
         for mod in EXPECT:
@@ -81,7 +83,11 @@ def main():
     a = ap.parse_args()
     from trim_shared import trim
 
-    for name in a.names or list(CONFIGS):
+    for name in a.names or list(CONFIGS) + list(SHARED_GPTQ):
+        if name in SHARED_GPTQ:
+            expected(name, os.path.join(os.path.dirname(SRC), name))
+            print("done", name, flush=True)
+            continue
         full = os.path.join(a.full, name)
         if not a.skip_quantize:
             quantize(name, full)
