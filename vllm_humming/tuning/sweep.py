@@ -50,10 +50,11 @@ def time_graph(fns, replays=20):
 
 
 def candidates(bucket: int):
+    """The search space per M bucket (>= 4 warps per block, <= 8; K-warps divide the stage's atom columns)."""
     out = []
-    bts = [8] if bucket <= 8 else [16] if bucket <= 16 else [32] if bucket <= 32 else [64] if bucket <= 64 else [128, 64]
-    for bt, wn, tm, wk, ak, st in itertools.product(bts, (2, 4, 8), (1, 2), (1, 2, 4), (1, 2, 4), (4,)):
-        if ak % wk or wn * wk > 8 or wn * wk < 4 or (bt >= 64 and wk > 2) or (bt >= 128 and ak > 2):
+    bts = [8] if bucket <= 8 else [16] if bucket <= 16 else [32] if bucket <= 32 else [64] if bucket <= 64 else [64, 128]
+    for bt, wn, tm, wk, ak, st in itertools.product(bts, (4, 8), (1, 2), (1, 2, 4), (1, 2, 4), (3, 4)):
+        if ak % wk or wn * wk > 8 or (bt >= 64 and (wk > 2 or ak > 2)) or (bt >= 128 and tm * wn > 8):
             continue
         out.append(KernelChoice(bt, wn, tm, wk, ak, st))
     return out

@@ -125,38 +125,63 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   };
 
   // ---------------------------------------------------------------------------------------- global -> shared
+  // Copy plan, fixed per thread for the whole K loop: which 16-byte chunks of each stage this thread moves.  Every
+  // per-stage address is then a base plus the stage's K offset, so the loads cost a few instructions per chunk.
+  //   W : kAtomsK atom columns x (kBN/16) atoms, each atom column one contiguous run of kChunksPerCol chunks.
+  //   x : kBT rows x kBK/8 chunks; kThreads is a multiple of the chunks per row, so a thread's chunk column is fixed
+  //       and its rows step by kThreads / (kBK/8).  Chunks are XOR-swizzled by row (ldmatrix then hits 8 banks).
+  constexpr int kWChunksPerCol = (kBN / 16) * kAtomWords / 4;
+  constexpr int kWChunks = Cfg::kAtomsK * kWChunksPerCol;
+  constexpr int kWIters = ceil_div(kWChunks, kThreads);
+  constexpr int kXChunksPerRow = kBK / 8;
+  static_assert(kThreads % kXChunksPerRow == 0, "x copy plan: threads cover whole chunk columns");
+  constexpr int kXRowStep = kThreads / kXChunksPerRow;
+  constexpr int kXIters = ceil_div(kBT, kXRowStep);
+  const int tid = threadIdx.x;
+  const size_t w_col_stride = (size_t)n_atoms * kAtomWords;          // words between atom columns
+  // Loop-carried source pointers, advanced by one stage per load: the per-chunk work in the K loop is one 64-bit add,
+  // a predicate and the cp.async.
+  const uint32_t* w_src[kWIters];
+  int w_col[kWIters];         // atom column inside the stage
+  bool w_ok[kWIters];         // chunk exists and its atom row is inside N
+#pragma unroll
+  for (int i = 0; i < kWIters; ++i) {
+    const int c = i * kThreads + tid;
+    const int a = c / kWChunksPerCol;
+    const int rem = c % kWChunksPerCol;
+    w_col[i] = a;
+    w_ok[i] = (c < kWChunks) && (n_atom0 + rem / (kAtomWords / 4) < n_atoms);
+    w_src[i] = w + (size_t)(ka_begin + a) * w_col_stride + (size_t)n_atom0 * kAtomWords + rem * 4;
+  }
+  const int x_ch = tid % kXChunksPerRow;
+  const int x_r0 = tid / kXChunksPerRow;
+  const T* x_src = x + (size_t)(m0 + x_r0) * K + (size_t)ka_begin * 64 + x_ch * 8;
+  const size_t w_stage_stride = Cfg::kAtomsK * w_col_stride;
+
   auto load_stage = [&](int it, int slot) {
     const int ka0 = ka_begin + it * Cfg::kAtomsK;
-    // W: for each atom column, BN/16 consecutive atoms = one contiguous run.
     {
-      constexpr int kChunksPerCol = (kBN / 16) * kAtomWords / 4;
-      constexpr int kChunks = Cfg::kAtomsK * kChunksPerCol;
       uint32_t* dst = stage_w(slot);
-#pragma unroll 4
-      for (int c = threadIdx.x; c < kChunks; c += kThreads) {
-        const int a = c / kChunksPerCol;
-        const int rem = c % kChunksPerCol;
-        const int atom = rem / (kAtomWords / 4);
-        const bool valid = (ka0 + a < ka_end) && (n_atom0 + atom < n_atoms);
-        const uint32_t* src = w + ((size_t)(ka0 + a) * n_atoms + n_atom0) * kAtomWords + rem * 4;
-        copy16_async_stream(dst + c * 4, valid ? src : w, valid);
+#pragma unroll
+      for (int i = 0; i < kWIters; ++i) {
+        const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
+        copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+        w_src[i] += w_stage_stride;
       }
     }
-    // x: kBT rows x kBK columns, 16-byte chunks XOR-swizzled by row so ldmatrix's 8 rows hit 8 different banks.
     {
-      constexpr int kChunksPerRow = kBK / 8;
-      constexpr int kChunks = kBT * kChunksPerRow;
       T* dst = stage_x(slot);
       const int k0 = ka0 * 64;
-#pragma unroll 4
-      for (int c = threadIdx.x; c < kChunks; c += kThreads) {
-        const int r = c / kChunksPerRow;
-        const int ch = c % kChunksPerRow;
-        const int kk = k0 + ch * 8;
-        const bool valid = (m0 + r < M) && (kk < K) && (ka0 + ch / 8 < ka_end);
-        const T* src = x + (size_t)(m0 + r) * K + kk;
-        copy16_async(dst + r * kBK + ((ch ^ (r % 8)) * 8), valid ? src : x, valid);
+      const bool col_ok = (k0 + x_ch * 8 < K) && (ka0 + x_ch / 8 < ka_end);
+#pragma unroll
+      for (int i = 0; i < kXIters; ++i) {
+        const int r = x_r0 + i * kXRowStep;
+        if (kBT % kXRowStep == 0 || r < kBT) {
+          const bool valid = col_ok && (m0 + r < M);
+          copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), valid ? x_src + (size_t)i * kXRowStep * K : x, valid);
+        }
       }
+      x_src += kBK;
     }
     // group scales (and zero terms) of the groups this stage touches, BN consecutive rows each.
     if constexpr (Cfg::kGroup != 0) {
@@ -164,15 +189,18 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       constexpr int kChunks = Cfg::kGroupsPerStage * kChunksPerGroup;
       const int grp0 = (ka0 * 64) / Cfg::kGroup;
       T* dst_s = stage_s(slot);
-#pragma unroll 2
-      for (int c = threadIdx.x; c < kChunks; c += kThreads) {
-        const int gi = c / kChunksPerGroup;
-        const int ch = c % kChunksPerGroup;
-        const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
-        const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
-        copy16_async(dst_s + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
-        if constexpr (Cfg::kZeroMode != kNoZero) {
-          copy16_async(stage_z(slot) + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
+#pragma unroll
+      for (int i = 0; i < ceil_div(kChunks, kThreads); ++i) {
+        const int c = i * kThreads + tid;
+        if (kChunks % kThreads == 0 || c < kChunks) {
+          const int gi = c / kChunksPerGroup;
+          const int ch = c % kChunksPerGroup;
+          const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
+          const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
+          copy16_async(dst_s + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
+          if constexpr (Cfg::kZeroMode != kNoZero) {
+            copy16_async(stage_z(slot) + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
+          }
         }
       }
     }
