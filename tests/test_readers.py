@@ -525,3 +525,72 @@ def test_fp8_block_odd_shapes_and_bytes_view():
     torch.testing.assert_close(qw.dequantize(), want, rtol=0, atol=0)
     with pytest.raises(F.FormatError, match=r"layer 'f'.*'weight_scale_inv'.*\[2, 2\]"):
         F.fp8_block_to_qweight(w, torch.rand(1, 2), block=(128, 128), name="f")
+
+
+def test_ct_actorder_group_g_idx(tmp_path):
+    """compressed-tensors actorder='group' stores weight_g_idx: codes stay in input order, groups by g_idx."""
+    dst = _copy(tmp_path, "ct-w4a16-g128")
+    sd = load_file(dst / "model.safetensors")
+    mod = "model.layers.0.mlp.down_proj"
+    n, k = [int(v) for v in sd[f"{mod}.weight_shape"]]
+    codes_sorted = unpack_codes(sd[f"{mod}.weight_packed"], 4, k)        # group j // 128 for storage column j
+    perm = torch.randperm(k, generator=torch.Generator().manual_seed(5))
+    g_idx = torch.empty(k, dtype=torch.int32)
+    g_idx[perm] = (torch.arange(k) // 128).to(torch.int32)
+    codes_orig = torch.empty_like(codes_sorted)
+    codes_orig[:, perm] = codes_sorted                                    # input channel perm[j] holds column j
+    sd[f"{mod}.weight_packed"] = pack_codes(codes_orig, 4)
+    sd[f"{mod}.weight_g_idx"] = g_idx
+    save_file(sd, dst / "model.safetensors")
+    ref = read_checkpoint(os.path.join(FIX, "ct-w4a16-g128")).layers[mod].qweight().dequantize()
+    qw = read_checkpoint(str(dst)).layers[mod].qweight()
+    assert qw.k_perm is not None
+    want = torch.empty_like(ref)
+    want[:, perm] = ref
+    torch.testing.assert_close(dense(qw), want, rtol=0, atol=0)
+
+
+def test_modelopt_fp8_and_static_activation_scales(tmp_path):
+    g = torch.Generator().manual_seed(2)
+    w = (torch.randn(64, 128, generator=g) * 0.2).to(torch.float8_e4m3fn)
+    save_file({"m.proj.weight": w, "m.proj.weight_scale": torch.tensor(0.03), "m.proj.input_scale": torch.tensor(0.5),
+               "lm_head.weight": torch.zeros(8, 128, dtype=torch.bfloat16)}, tmp_path / "model.safetensors")
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps(
+        {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"]}}))
+    ck = read_checkpoint(str(tmp_path))
+    rec = ck.layers["m.proj"]
+    assert ck.method == "modelopt"
+    assert str(rec.weight_desc) == "w:float8_e4m3fn,s:tensor:float32"
+    assert str(rec.act_desc) == "a:float8_e4m3fn,s:tensor:float32,static"
+    assert float(rec.act_tensors()["input_scale"]) == 0.5
+    torch.testing.assert_close(rec.qweight().dequantize(), w.float() * 0.03, rtol=0, atol=0)
+    assert ck.layers["lm_head"].kind == "unquantized"
+
+
+def test_ct_static_per_tensor_input_scale(tmp_path):
+    dst = _copy(tmp_path, "ct-w8a8-int8")
+    cfg = json.loads((dst / "config.json").read_text())
+    ia = cfg["quantization_config"]["config_groups"]["group_0"]["input_activations"]
+    ia.update(strategy="tensor", dynamic=False)
+    (dst / "config.json").write_text(json.dumps(cfg))
+    ck = read_checkpoint(str(dst))
+    rec = ck.layers["model.layers.0.mlp.down_proj"]
+    assert str(rec.act_desc) == "a:int8,s:tensor:float32,static"
+    with pytest.raises(CheckpointError, match=r"down_proj.*input_scale is missing"):
+        rec.act_tensors()
+    sd = load_file(dst / "model.safetensors")
+    sd["model.layers.0.mlp.down_proj.input_scale"] = torch.tensor([0.25], dtype=torch.bfloat16)
+    save_file(sd, dst / "model.safetensors")
+    rec = read_checkpoint(str(dst)).layers["model.layers.0.mlp.down_proj"]
+    assert rec.act_tensors()["input_scale"].tolist() == [0.25]
+    assert "input_scale" in rec.tensors
+
+
+def test_ct_non_compressed_status_refused(tmp_path):
+    dst = _copy(tmp_path, "ct-w4a16-g128")
+    cfg = json.loads((dst / "config.json").read_text())
+    cfg["quantization_config"]["quantization_status"] = "frozen"
+    (dst / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match=r"quantization_status 'frozen'"):
+        read_checkpoint(str(dst))

@@ -12,6 +12,9 @@ GPTQ (AutoGPTQ / gptqmodel, ``checkpoint_format`` gptq = v1, gptq_v2 = v2)
     this is GPTQ's straddled packing: code 10 sits in bits 30..31 of one word and bit 0 of the next).  So
     ``qweight.T`` is already our canonical packing.  ``qzeros`` int32 [G, N*b/32] packs zero points along N the same
     way; v1 stores ``zero - 1`` (the historical quirk; read back as ``(stored + 1) mod 2**b``), v2 stores ``zero``.
+    A v1 zero point of 0 is stored as all ones; we read it back as 0 (what the quantizer meant).  gptqmodel's own v1
+    loader adds ``0x11111111`` to the whole packed word instead, which carries into the neighbouring field in that
+    case -- for such (rare, asymmetric-only) checkpoints our reading and gptqmodel's differ in that neighbour.
     ``scales`` [G, N].  ``g_idx`` int32 [K]: scale group of input channel k.  Dequant: ``(q - z[g]) * s[g]``.
 
     Symmetric checkpoints: GPTQ's symmetric quantizer always uses the midpoint zero ``2**(b-1)``.  We decide from the
@@ -169,9 +172,8 @@ def gptq_to_qweight(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.T
     else:
         desc = _desc(name, fmt, dtype=IntType(bits, False), scale=spec, zero_point="int")
 
+    # the data decides, not the desc_act flag: a non-trivial g_idx is honoured even when desc_act is false
     k_perm = gptq_k_perm(g_idx, k, group_size, name)
-    if desc_act is False and k_perm is not None:
-        pass  # gptqmodel may write act-order g_idx with desc_act False (e.g. GAR); the data wins
     if k_perm is None and (k * bits) % 32 == 0:
         packed = qweight.t().contiguous()
     else:

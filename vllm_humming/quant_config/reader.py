@@ -475,8 +475,10 @@ class _CT(_Plain):
         self.groups = qc.get("config_groups") or {}
         self.default_fmt = qc.get("format")
         status = qc.get("quantization_status", "compressed")
-        if status not in ("compressed", "frozen"):
-            pass
+        if status != "compressed":
+            raise CheckpointError(f"{ckpt.path}: compressed-tensors quantization_status {status!r}: only compressed "
+                                  f"checkpoints hold quantized tensors (a 'frozen'/'calibration' save is fake-quantized "
+                                  f"bf16; load it as an unquantized model)")
         if qc.get("sparsity_config"):
             sc = qc["sparsity_config"]
             if sc.get("format") not in (None, "dense"):

@@ -28,6 +28,7 @@ default bf16/fp16), ``ignore`` (module names or ``re:`` patterns kept unquantize
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 import logging
 import os
 import re
@@ -61,7 +62,7 @@ class TensorSpec:
     dtype: torch.dtype
     shape: Callable[[int, int], Tuple[int, ...]]   # (N, K) -> checkpoint shape
     n_dim: Optional[int] = None                     # dimension that runs along N (None: not per output row)
-    n_per: float = 1.0                              # N elements per entry along n_dim (8 for 4-bit packed along N;
+    n_per: Fraction = Fraction(1)                             # N elements per entry along n_dim (8 for 4-bit packed along N;
                                                     # 128 for 128-row scale blocks)
     k_dim: Optional[int] = None                     # dimension that runs along K (only informative)
     per_shard: bool = False                         # one scalar per logical shard of a fused layer
@@ -80,6 +81,20 @@ class LayerScheme:
     act: ActDesc = field(default_factory=ActDesc)
     static_act_tensor: Optional[str] = None   # name of a per-shard static input scale tensor
     online: Optional[WeightDesc] = None       # quantize a dense checkpoint weight to this description at load
+    static_act_inverted: bool = False         # the tensor stores 1/scale (compressed-tensors NVFP4 global scale)
+
+    def static_value(self, tensors: Dict[str, torch.Tensor]) -> Optional[torch.Tensor]:
+        """The static activation value (float32 [1]) the ActDesc needs: its per-tensor scale, or its second-level
+        scale s2.  Fused shards share one input, so the largest scale of the shards is used (as vLLM does)."""
+        if not self.act.quantized or (self.act.dynamic and self.act.scale2 is None):
+            return None
+        t = tensors.get(self.static_act_tensor) if self.static_act_tensor else None
+        if t is None:
+            raise HummingConfigError(f"{self.fmt}: activation description {self.act} needs the static input scale "
+                                     f"tensor {self.static_act_tensor!r}, which the checkpoint does not have")
+        t = t.reshape(-1).to(torch.float32)
+        v = (1.0 / t.max()) if self.static_act_inverted else t.max()
+        return v.reshape(1)
 
     def describe(self) -> str:
         return f"{self.fmt} -> " + (str(self.online) if self.online else "checkpoint description") + f", {self.act}"
@@ -104,7 +119,7 @@ def gptq_scheme(cfg: dict) -> LayerScheme:
         raise HummingConfigError(f"gptq checkpoint_format {cf!r} is not supported; supported: gptq, gptq_v2")
     if bits not in (2, 3, 4, 8):
         raise HummingConfigError(f"gptq bits={bits} is not supported; supported: 2, 3, 4, 8")
-    sp = 32 / bits
+    sp = Fraction(32, bits)
     tensors = [
         TensorSpec("qweight", torch.int32, lambda n, k: (_pw(k, bits), n), n_dim=1, k_dim=0),
         TensorSpec("qzeros", torch.int32, lambda n, k: (_ngroups(k, gs), _pw(n, bits)), n_dim=1, n_per=sp, k_dim=0),
@@ -169,8 +184,8 @@ def ct_scheme(group: dict, fmt: str) -> LayerScheme:
     fmt = group.get("format") or fmt
     act = F.ct_act_desc(a) if a else ActDesc()
     static_act = None
-    if a and not a.get("dynamic", True):
-        static_act = "input_global_scale" if fmt == "nvfp4-pack-quantized" else "input_scale"
+    if act.quantized and (not act.dynamic or act.scale2 is not None):
+        static_act = "input_global_scale" if act.scale2 is not None else "input_scale"
     bits = int(w.get("num_bits", 8))
     typ = w.get("type", "int")
     sym = bool(w.get("symmetric", True))
@@ -184,7 +199,7 @@ def ct_scheme(group: dict, fmt: str) -> LayerScheme:
         if not sym:
             tensors.append(TensorSpec("weight_zero_point", torch.int32,
                                       lambda n, k: (_pw(n, bits), _ngroups(k, gs) if gs else 1),
-                                      n_dim=0, n_per=32 / bits))
+                                      n_dim=0, n_per=Fraction(32, bits)))
         if w.get("actorder") == "group":
             tensors.append(TensorSpec("weight_g_idx", torch.int32, lambda n, k: (k,), k_dim=0, optional=True))
 
@@ -234,7 +249,8 @@ def ct_scheme(group: dict, fmt: str) -> LayerScheme:
                                  f"nvfp4-pack-quantized, mxfp4-pack-quantized")
     if static_act:
         tensors.append(TensorSpec(static_act, torch.float32, lambda n, k: (1,), per_shard=True))
-    return LayerScheme(f"compressed-tensors {fmt} {typ}{bits} {strategy}", tensors, convert, act, static_act)
+    return LayerScheme(f"compressed-tensors {fmt} {typ}{bits} {strategy}", tensors, convert, act, static_act,
+                       static_act_inverted=static_act == "input_global_scale")
 
 
 def _apply_ct_g_idx(qw: QuantizedWeight, g_idx: Optional[torch.Tensor], gs: Optional[int], name: str):
@@ -265,7 +281,11 @@ def modelopt_scheme(cfg: dict) -> LayerScheme:
     def convert(t, n, k, name):
         return F.modelopt_nvfp4_to_qweight(t["weight"], t["weight_scale"], t["weight_scale_2"], k=k, name=name)
 
-    return LayerScheme("modelopt nvfp4", tensors, convert)
+    if algo == "NVFP4":       # W4A4: NVFP4 activations, input_scale = the global multiplier s2 (amax / (6 * 448))
+        from ..desc import ACT_NVFP4
+
+        return LayerScheme("modelopt nvfp4 w4a4", tensors, convert, ACT_NVFP4, "input_scale")
+    return LayerScheme("modelopt nvfp4 w4a16", tensors, convert)
 
 
 def fp8_scheme(cfg: dict) -> LayerScheme:
