@@ -97,7 +97,7 @@ class _Common:
             act, s = self.hm_static
             flat = x.reshape(-1, x.shape[-1])
             codes, sc = quantize_activations(flat, act, s)
-            x2 = dequantize_activations(codes, sc, act).to(x.dtype).reshape(x.shape)
+            x2 = dequantize_activations(codes, sc, act, s).to(x.dtype).reshape(x.shape)
         y = humming_linear(x2, self.hm_prepared)
         if bias is not None:
             y = y + bias
@@ -149,6 +149,7 @@ def _build_classes(kl) -> Dict[str, type]:
     NvBase = kl.HummingNvFp4LinearKernel.__mro__[1]
     MxBase = kl.HummingMxFp4LinearKernel.__mro__[1]
     Mx8Base = kl.HummingMxfp8LinearKernel.__mro__[1]
+    Mx6Base = kl.HummingMxFp6LinearKernel.__mro__[1]
 
     class HummingMPLinearKernel(_Common, MPLinearKernel):
         """Weight-only int (GPTQ / AWQ / compressed-tensors wNa16, optional int8/fp8 per-token activations)."""
@@ -311,7 +312,15 @@ def _build_classes(kl) -> Dict[str, type]:
             desc = WeightDesc(E2M1, ScaleSpec("group", E4M3, group_size=16), scale2=spec2)
             words = _bytes_words(w)[:, : packed_words(k, 4)]
             qw = QuantizedWeight(desc, (n, k), words, sc.contiguous(), None, s2)
-            self._finish(layer, qw, None, [wname, "weight_scale", g2name])
+            act, static = None, None
+            if getattr(layer, "input_global_scale", None) is not None:
+                # W4A4: vLLM's compressed-tensors / ModelOpt methods leave the activation global scale as the
+                # multiplier s2 (x ~= q * s_group * s2)
+                from ..desc import ACT_NVFP4
+
+                act = ACT_NVFP4
+                static = layer.input_global_scale.data.reshape(-1).max().reshape(1).to(torch.float32)
+            self._finish(layer, qw, act, [wname, "weight_scale", g2name], static)
 
     class HummingMxFp4LinearKernel(_Common, MxBase):
         @classmethod
@@ -351,7 +360,25 @@ def _build_classes(kl) -> Dict[str, type]:
                                  sc.contiguous())
             self._finish(layer, qw, None, ["weight", "weight_scale"])
 
+    class HummingMxFp6LinearKernel(_Common, Mx6Base):
+        """MXFP6 (quark's 4-values-in-3-bytes packing): not converted yet -- refuses loudly instead of letting vLLM
+        fall back to another backend behind the user's back."""
+
+        @classmethod
+        def is_supported(cls, compute_capability=None):
+            return True, None
+
+        @classmethod
+        def can_implement(cls, config):
+            return True, None
+
+        def process_weights_after_loading(self, layer):
+            raise DescError(f"layer {getattr(layer, 'prefix', '')!r}: --linear-backend humming does not support MXFP6 "
+                            f"weights yet (supported: int 2/3/4/8-bit wNa16, fp8, int8, nvfp4, mxfp4, mxfp8); use "
+                            f"--linear-backend auto for this model")
+
     return {
+        "HummingMxFp6LinearKernel": HummingMxFp6LinearKernel,
         "HummingLinearKernel": HummingMPLinearKernel,
         "HummingFP8ScaledMMLinearKernel": HummingFP8ScaledMMLinearKernel,
         "HummingInt8ScaledMMLinearKernel": HummingInt8ScaledMMLinearKernel,
@@ -363,7 +390,7 @@ def _build_classes(kl) -> Dict[str, type]:
 
 _TABLES = ("_POSSIBLE_KERNELS", "_POSSIBLE_FP8_KERNELS", "_POSSIBLE_INT8_KERNELS", "_POSSIBLE_FP8_BLOCK_KERNELS",
            "_POSSIBLE_WFP8A16_KERNELS", "_POSSIBLE_NVFP4_KERNELS", "_POSSIBLE_MXFP4_KERNELS",
-           "_POSSIBLE_MXFP8_KERNELS")
+           "_POSSIBLE_MXFP8_KERNELS", "_POSSIBLE_MXFP6_KERNELS")
 
 
 def install_linear_kernels() -> Dict[str, type]:
@@ -374,7 +401,8 @@ def install_linear_kernels() -> Dict[str, type]:
         return OUR_KERNELS
     theirs = {name: getattr(kl, name) for name in ("HummingLinearKernel", "HummingFP8ScaledMMLinearKernel",
                                                     "HummingInt8ScaledMMLinearKernel", "HummingNvFp4LinearKernel",
-                                                    "HummingMxFp4LinearKernel", "HummingMxfp8LinearKernel")}
+                                                    "HummingMxFp4LinearKernel", "HummingMxfp8LinearKernel",
+                                                    "HummingMxFp6LinearKernel")}
     ours = _build_classes(kl)
     swap = {theirs[n]: ours[n] for n in ours}
     # name-based lookups (logging, VLLM_DISABLED_KERNELS) keep working under the in-tree names

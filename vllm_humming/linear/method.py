@@ -16,6 +16,7 @@ kernel on CUDA, the plain-torch fallback elsewhere).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Dict, List, Optional
 
 import torch
@@ -43,11 +44,13 @@ class _NColumnParameter(ChannelQuantScaleParameter):
 
     def _adj(self, kw):
         off, size = kw["shard_offset"], kw["shard_size"]
-        if self.n_per != 1:
-            if off % self.n_per or (size % self.n_per and off + size != getattr(self, "_n_total", None)):
-                raise DescError(f"shard at rows [{off}, {off + size}) is not aligned to {self.n_per} rows per entry "
+        per = Fraction(self.n_per)
+        if per != 1:
+            a, b = Fraction(off) / per, Fraction(off + size) / per
+            if a.denominator != 1 or (b.denominator != 1 and off + size != getattr(self, "_n_total", None)):
+                raise DescError(f"shard at rows [{off}, {off + size}) is not aligned to the {per} rows per entry "
                                 f"of this packed / blocked tensor")
-            kw = dict(kw, shard_offset=int(off // self.n_per), shard_size=int(-(-size // self.n_per)))
+            kw = dict(kw, shard_offset=int(a), shard_size=int(-(-b // 1)) - int(a))
         return kw
 
     def load_merged_column_weight(self, loaded_weight, **kw):
@@ -154,12 +157,14 @@ class HummingLinearMethod(LinearMethodBase):
             elif spec.n_dim is None or len(sizes) == 1:
                 out[spec.name] = t
             else:
-                per = spec.n_per
+                per = Fraction(spec.n_per)
                 a, b = offsets[i], offsets[i] + sizes[i]
-                if a % per:
+                ea, eb = Fraction(a) / per, Fraction(b) / per
+                if ea.denominator != 1:
                     raise DescError(f"layer {self.prefix!r} ({self.scheme.fmt}): fused shard at rows [{a}, {b}) is not "
                                     f"aligned to the {per}-row packing/blocks of tensor {spec.name!r}")
-                out[spec.name] = t.narrow(spec.n_dim, int(a // per), int(-(-b // per)) - int(a // per))
+                end = int(-(-eb // 1))
+                out[spec.name] = t.narrow(spec.n_dim, int(ea), end - int(ea))
         return out
 
     def build_qweight(self, layer) -> QuantizedWeight:
@@ -194,14 +199,12 @@ class HummingLinearMethod(LinearMethodBase):
             sw = slice_k(qw, a, b)
         else:
             sw = ShardedWeight(qw)
-        static = None
-        if self.scheme.static_act_tensor:
-            st = getattr(layer, self.scheme.static_act_tensor).data.reshape(-1)
-            static = st.max().reshape(1).to(torch.float32)      # fused shards share one input; vLLM does the same
+        static = None if self.scheme.online is not None else self.scheme.static_value(self._local_tensors(layer))
         for name in [s.name for s in self.scheme.tensors] + (["weight"] if self.scheme.online is not None else []):
             if hasattr(layer, name):
                 delattr(layer, name)
         act = self.scheme.act
+        # static activation scales are applied here (quantize-dequantize), the op gets the weight-side description
         prepared = prepare_linear(sw.qw.to(device), None if static is not None else act,
                                   out_dtype=layer.hm_params_dtype)
         layer.hm_prepared = prepared
@@ -218,7 +221,7 @@ class HummingLinearMethod(LinearMethodBase):
             act, s = layer.hm_static_act
             flat = x2.reshape(-1, x2.shape[-1])
             codes, sc = quantize_activations(flat, act, s)
-            x2 = dequantize_activations(codes, sc, act).to(x.dtype).reshape(x2.shape)
+            x2 = dequantize_activations(codes, sc, act, s).to(x.dtype).reshape(x2.shape)
         y = humming_linear(x2, pl)
         if bias is not None:
             y = y + bias
