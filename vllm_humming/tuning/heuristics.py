@@ -144,8 +144,8 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     if m > 64 or base * 5 >= slots * 4:
         return 1, k_atoms
     min_atoms = 2 * choice.atoms_k
-    # fp32 partials (written and read once each) stay under a quarter of the weight bytes
-    traffic_cap = max(1, (k * bits) // (256 * max(1, m)))
+    # fp32 partials (written and read once each) stay under half of the weight bytes
+    traffic_cap = max(1, (k * bits) // (128 * max(1, m)))
     splits = max(1, min(slots // base, k_atoms // min_atoms, traffic_cap, 16))
     per = -(-k_atoms // splits)
     per = -(-per // choice.atoms_k) * choice.atoms_k

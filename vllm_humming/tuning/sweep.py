@@ -50,11 +50,17 @@ def time_graph(fns, replays=20):
 
 
 def candidates(bucket: int):
-    """The search space per M bucket (>= 4 warps per block, <= 8; K-warps divide the stage's atom columns)."""
+    """The search space per M bucket: token tiles up to the bucket (smaller tiles trade L2 re-reads of W for more
+    blocks), 4..16 warps per block, K-warps dividing the stage's atom columns."""
     out = []
-    bts = [8] if bucket <= 8 else [16] if bucket <= 16 else [32] if bucket <= 32 else [64] if bucket <= 64 else [64, 128]
-    for bt, wn, tm, wk, ak, st in itertools.product(bts, (4, 8), (1, 2), (1, 2, 4), (1, 2, 4), (3, 4)):
-        if ak % wk or wn * wk > 8 or (bt >= 64 and (wk > 2 or ak > 2)) or (bt >= 128 and tm * wn > 8):
+    bts = {8: [8], 16: [8, 16], 32: [16, 32], 64: [16, 32, 64]}.get(bucket, [64, 128])
+    for bt, wn, tm, wk, ak, st in itertools.product(bts, (2, 4, 8), (1, 2), (1, 2, 4), (1, 2, 4), (3, 4)):
+        warps = wn * wk
+        if ak % wk or warps < 4 or warps > 16 or (bt >= 64 and tm * bt > 128) or (bt >= 128 and tm * wn > 8):
+            continue
+        if bucket <= 8 and (tm == 1 or wk == 4):   # M=1: tm=2, wk<=2 won every earlier sweep
+            continue
+        if bucket > 8 and (st == 3 or ak == 1 or wn == 2):   # stage depth and width mattered little beyond M=1
             continue
         out.append(KernelChoice(bt, wn, tm, wk, ak, st))
     return out

@@ -164,8 +164,11 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       uint32_t* dst = stage_w(slot);
 #pragma unroll
       for (int i = 0; i < kWIters; ++i) {
-        const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
-        copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+        // chunks past the end of the W region do not exist (a zero-fill there would overwrite the x tile)
+        if (kWChunks % kThreads == 0 || i * kThreads + tid < kWChunks) {
+          const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
+          copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+        }
         w_src[i] += w_stage_stride;
       }
     }
