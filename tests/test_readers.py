@@ -13,13 +13,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from vllm_humming.desc import ActDesc, DescError, ScaleSpec, WeightDesc
+from vllm_humming.desc import ScaleSpec, WeightDesc
 from vllm_humming.dtypes import E4M3, FP32
 from vllm_humming.packing import pack_codes, unpack_codes
 from vllm_humming.qweight import QuantizedWeight
 from vllm_humming.quant_config import formats as F
 from vllm_humming.quant_config.reader import CheckpointError, read_checkpoint, write_native_checkpoint
-from vllm_humming.reference import quantize_weight
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 EXP = os.path.join(FIX, "expected")
@@ -462,7 +461,7 @@ def test_missing_and_misshaped_tensors_name_layer_and_tensor(tmp_path):
         ck.layers["model.layers.0.self_attn.k_proj"].qweight()
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "short"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "short", "offsets"])
 def test_corrupt_safetensors_header(tmp_path, damage):
     dst = _copy(tmp_path, "ct-w4a16-g128")
     p = dst / "model.safetensors"
@@ -471,6 +470,15 @@ def test_corrupt_safetensors_header(tmp_path, damage):
         p.write_bytes(raw[:8] + b"{not json" + raw[17:])
     elif damage == "truncated":
         p.write_bytes(raw[: len(raw) // 2])
+    elif damage == "offsets":        # a header whose first tensor claims one byte too many
+        import struct
+        n = struct.unpack("<Q", raw[:8])[0]
+        h = json.loads(raw[8:8 + n])
+        first = next(k for k in h if k != "__metadata__")
+        h[first]["shape"] = [h[first]["shape"][0] + 1] + h[first]["shape"][1:]
+        hb = json.dumps(h).encode()
+        hb += b" " * ((8 - len(hb) % 8) % 8)
+        p.write_bytes(struct.pack("<Q", len(hb)) + hb + raw[8 + n:])
     else:
         p.write_bytes(b"\x01\x02")
     with pytest.raises(CheckpointError, match=r"model.safetensors: corrupt safetensors"):

@@ -12,7 +12,6 @@ into gptqmodel's TorchLinear (also for the shared gptq-int4-g128, replacing make
 """
 
 import argparse
-import json
 import os
 import sys
 

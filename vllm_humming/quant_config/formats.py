@@ -42,7 +42,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..desc import ActDesc, DescError, ScaleSpec, WeightDesc
-from ..dtypes import BF16, E2M1, E4M3, E5M2, E8M0, FP16, FP32, INT8, IntType, parse_dtype
+from ..dtypes import E2M1, E4M3, E5M2, E8M0, FP32, INT8, IntType, parse_dtype
 from ..packing import pack_codes, packed_words, unpack_codes
 from ..qweight import QuantizedWeight
 

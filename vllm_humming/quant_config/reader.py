@@ -66,6 +66,8 @@ _ST_DTYPES = {
 }
 if hasattr(torch, "float8_e8m0fnu"):
     _ST_DTYPES["F8_E8M0"] = torch.float8_e8m0fnu
+_ST_ITEMSIZE = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2,
+                "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1}
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,16 @@ def _read_header(path: str) -> Dict[str, Any]:
         if not (0 <= a <= b <= data_len):
             raise CheckpointError(f"{path}: corrupt safetensors header: tensor {name!r} data [{a}, {b}) lies outside "
                                   f"the {data_len}-byte data section (truncated file?)")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise CheckpointError(f"{path}: corrupt safetensors header: tensor {name!r} has shape {shape!r}")
+        size = _ST_ITEMSIZE.get(dt)
+        if size is not None:
+            numel = 1
+            for d in shape:
+                numel *= d
+            if numel * size != b - a:
+                raise CheckpointError(f"{path}: corrupt safetensors header: tensor {name!r} {dt} {shape} needs "
+                                      f"{numel * size} bytes, its data_offsets span {b - a}")
     return header
 
 
