@@ -414,6 +414,9 @@ class _GPTQ(_Plain):
         if fmt not in ("gptq", "gptq_v2"):
             raise CheckpointError(f"{ckpt.path}: GPTQ checkpoint_format {fmt!r} is not supported; supported: 'gptq' "
                                   f"(v1) and 'gptq_v2' (gptqmodel's planar 'gptq_p', marlin and bitblas layouts are not)")
+        if qc.get("is_marlin_format") or qc.get("is_bitblas_format"):
+            raise CheckpointError(f"{ckpt.path}: GPTQ checkpoints saved in the Marlin/BitBLAS layout "
+                                  f"(is_marlin_format / is_bitblas_format) are not supported; use the plain gptq layout")
         self.cfmt = fmt
         self.dynamic = qc.get("dynamic") or {}
 
