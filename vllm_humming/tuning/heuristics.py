@@ -106,20 +106,19 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     """The kernel for one M bucket.  Small M streams weights (split-K across blocks, 2 K-warps); large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs."""
     info = arch_info(arch, sms)
+    # From `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean over the three
+    # default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if bucket <= 8:
-        cands = [KernelChoice(8, 4, 2, 1, 2, 4), KernelChoice(8, 4, 1, 2, 4, 4)]
+        cands = [KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
     elif bucket <= 16:
-        cands = [KernelChoice(16, 4, 2, 2, 4, 4), KernelChoice(16, 4, 1, 2, 2, 4)]
+        cands = [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 8, 1, 2, 2, 3), KernelChoice(16, 4, 1, 2, 2, 3)]
     elif bucket <= 32:
-        cands = [KernelChoice(32, 4, 2, 2, 2, 4), KernelChoice(32, 4, 1, 2, 2, 3)]
+        cands = [KernelChoice(32, 8, 1, 2, 2, 4), KernelChoice(32, 8, 1, 2, 2, 3), KernelChoice(32, 4, 1, 2, 2, 3)]
     elif bucket <= 64:
-        cands = [KernelChoice(64, 4, 2, 2, 4, 4), KernelChoice(64, 4, 2, 2, 2, 4), KernelChoice(64, 4, 1, 1, 1, 4)]
+        cands = [KernelChoice(64, 8, 1, 2, 2, 4), KernelChoice(64, 8, 1, 2, 2, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
     else:
         # M > 64: 64-token tiles, two m16 tiles per warp (each dequantized fragment feeds 16 MMAs).
         cands = [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
-    if bits >= 7 and bucket <= 16:
-        cands = [KernelChoice(c.bt, c.warps_n, c.tiles_m, c.warps_k, max(c.warps_k, c.atoms_k // 2), c.stages)
-                 for c in cands] + cands
     for c in cands + [KernelChoice(min(bucket, 64) if bucket >= 16 else 8, 4, 1, 1, 1, 2)]:
         if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero):
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":

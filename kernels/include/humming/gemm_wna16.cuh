@@ -49,6 +49,14 @@ struct GemmConfig {
   static constexpr int kTokenGroups = kBT / 8;         // n8 MMA tiles per warp
   static constexpr int kAtomWords = PlaneSplit<kBits>::kAtomWords;
   static constexpr int kGroupsPerStage = kGroup == 0 ? 0 : (kGroup >= kBK ? 1 : kBK / kGroup);
+  // Accumulator-side scaling (small token tiles, where dequant instructions are the bottleneck): the MMA consumes the
+  // raw pairs R (int: kRawBias + code; float: code * 2^kExpAdjust restored) and the group's zero/scale are applied to
+  // the fp32 partial sums every kFlushSteps k16 steps:
+  //     sum_k x_k * (R_k - Z) * s  =  s * (sum_k x_k R_k  -  Z * sum_k x_k)
+  // sum_k x_k comes from one extra MMA with an all-ones A fragment.  Saves the sub + mul per weight pair; costs a few
+  // FMAs per flush, so it pays while the token tile is small (kTG <= 2).
+  static constexpr bool kAccScale = (kBT <= 16) && (Family::kIsInt || kGroup != 0);
+  static constexpr int kFlushSteps = kGroup == 0 ? 4 : (kGroup >= 64 ? 4 : kGroup / 16);
 
   static constexpr int kSmemW = kAtomsK * (kBN / 16) * kAtomWords * 4;
   static constexpr int kSmemX = kBT * kBK * 2;
@@ -222,6 +230,12 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
                                               (float)(Family::kRawBias + Cfg::kOffset));
   const T2 raw_bias = pack2_from_float<T2>((float)Family::kRawBias, (float)Family::kRawBias);
 
+  // accumulator-side scaling state (kAccScale): per-window raw partial sums and per-token sums of x
+  float part[Cfg::kAccScale ? Cfg::kTilesM : 1][Cfg::kAccScale ? kTG : 1][4];
+  float xsum[Cfg::kAccScale ? kTG : 1][4];
+  constexpr uint32_t kOnes2 = ComputeTraits<T>::kIsBF16 ? 0x3F803F80u : 0x3C003C00u;   // {1.0, 1.0}
+  (void)part; (void)xsum;
+
   // ---------------------------------------------------------------------------------------- compute one stage
   auto compute_stage = [&](int slot) {
     const uint32_t* sw = stage_w(slot);
@@ -260,6 +274,59 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
             b[2 * u + 1][0] = rr[2]; b[2 * u + 1][1] = rr[3];
           }
         }
+        if constexpr (Cfg::kAccScale) {
+          // raw pairs straight into per-window partial sums; zero/scale applied at the flush below
+          constexpr bool kFirst = (f % Cfg::kFlushSteps) == 0;
+          if constexpr (Family::kIsInt) {
+            const uint32_t ones[4] = {kOnes2, kOnes2, kOnes2, kOnes2};
+#pragma unroll
+            for (int tg = 0; tg < kTG; ++tg) {
+              if constexpr (kFirst) mma_16816_first<T>(xsum[tg], ones, b[tg]);
+              else mma_16816<T>(xsum[tg], ones, b[tg]);
+            }
+          }
+#pragma unroll
+          for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+            uint32_t af[4];
+            static_for<4>([&](auto r_) {
+              constexpr int r = decltype(r_)::value;
+              uint32_t raw = Family::template raw<4 * f + r>(words[tm]);
+              if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
+              af[r] = raw;
+            });
+#pragma unroll
+            for (int tg = 0; tg < kTG; ++tg) {
+              if constexpr (kFirst) mma_16816_first<T>(part[tm][tg], af, b[tg]);
+              else mma_16816<T>(part[tm][tg], af, b[tg]);
+            }
+          }
+          if constexpr ((f + 1) % Cfg::kFlushSteps == 0) {
+            const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+#pragma unroll
+            for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+              const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
+              float sc[2], zc[2], nz[2];
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) : 1.f;
+                zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
+                      : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
+                                                     : (float)(Family::kRawBias + Cfg::kOffset);
+                nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[gi * kBN + row + 8 * h]) : 0.f;
+              }
+#pragma unroll
+              for (int tg = 0; tg < kTG; ++tg)
+#pragma unroll
+                for (int v = 0; v < 4; ++v) {
+                  const int h = v >> 1;
+                  float t = part[tm][tg][v];
+                  if constexpr (Family::kIsInt) t = fmaf(-zc[h], xsum[tg][v], t);
+                  acc[tm][tg][v] = fmaf(sc[h], t, acc[tm][tg][v]);
+                  if constexpr (Cfg::kZeroMode == kFloatZero) acc[tm][tg][v] = fmaf(nz[h], xsum[tg][v], acc[tm][tg][v]);
+                }
+            }
+          }
+        } else {
 #pragma unroll
         for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
           // Per-row scale / zero pairs for rows g and g+8 of this tile.
@@ -296,6 +363,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
           });
 #pragma unroll
           for (int tg = 0; tg < kTG; ++tg) mma_16816<T>(acc[tm][tg], af, b[tg]);
+        }
         }
       });
     }

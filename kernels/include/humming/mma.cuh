@@ -50,4 +50,10 @@ template <> HUMMING_DEVICE void mma_16816<__half>(float (&d)[4], const uint32_t 
 #endif
 }
 
+// d = a * b (no accumulator input): starts a fresh partial sum without zeroing registers first.
+template <class T> HUMMING_DEVICE void mma_16816_first(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  d[0] = d[1] = d[2] = d[3] = 0.f;
+  mma_16816<T>(d, a, b);   // ptxas folds the zero accumulator into the instruction (RZ operand)
+}
+
 }  // namespace humming
