@@ -46,13 +46,15 @@ SHAPES = [(256, 512), (4096, 4096), (1000, 1088), (200, 8200)]
 MS = [1, 17, 64, 257, 1024, 4096]
 
 
-def _check(desc_str, n, k, m, dtype=torch.bfloat16, bias=False, tol=1.2e-2):
+def _check(desc_str, n, k, m, dtype=torch.bfloat16, bias=False, tol=1.2e-2, prefill_m=None):
     desc = WeightDesc.parse(desc_str)
     w = torch.randn(n, k, device="cuda") * 0.05
     b = torch.randn(n, device="cuda") if bias else None
     qw = quantize_weight(w, desc, name=f"test[{desc_str}]", bias=b)
     pl = prepare_linear(qw, out_dtype=dtype)
     assert pl.backend == "kernel", pl.fallback_reason
+    if prefill_m is not None:
+        pl.kernel.prefill_m = prefill_m
     x = torch.randn(m, k, device="cuda", dtype=dtype)
     out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
     y = pl.kernel(x, out=out)
@@ -87,7 +89,8 @@ def test_fp16(desc):
 @pytest.mark.parametrize("desc", FORMATS[::3])
 @pytest.mark.parametrize("m", [1024, 4096])
 def test_formats_large_m(desc, m):
-    _check(desc, 1000, 1088, m)
+    _check(desc, 1000, 1088, m)                      # prefill path: expand to bf16 + cuBLAS
+    _check(desc, 1000, 1088, m, prefill_m=1 << 30)   # the GEMM kernel itself at large M
 
 
 def test_act_order_k_perm():
@@ -137,5 +140,7 @@ def _precompile():
     for d in ["w:uint4b8,s:g128:float16", "w:float4_e2m1,s:g32:float8_e8m0fnu", "w:uint3,s:g64:float16,zp:int",
               "w:float8_e4m3fn,s:channel:float32", "w:uint8,s:channel:float16,zp:int"]:
         specs += layer_kernel_specs(d, 4096, 4096, arch, dtype=torch.float16)
+    for d in FORMATS[::3]:   # the GEMM kernel at large M (prefill path disabled)
+        specs += layer_kernel_specs(d, 4096, 4096, arch, prefill_m=1 << 30)
     compile_many(specs)
     yield

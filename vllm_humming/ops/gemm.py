@@ -160,17 +160,26 @@ def _spec(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype, arch: str,
                                                                  "dtype": str(dtype), "desc": desc})
 
 
-def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dtype = torch.bfloat16):
-    """Every kernel one layer of this description may launch (one per distinct M-bucket choice)."""
+def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dtype = torch.bfloat16,
+                       prefill_m: Optional[int] = None):
+    """Every kernel one layer of this description may launch: one GEMM per distinct M-bucket choice below the
+    prefill threshold, plus the weight-expansion kernel of the prefill path."""
+    from .dequant_weight import dequant_spec
+
     desc = WeightDesc.parse(desc_str)
     fp = format_params(desc)
-    specs, seen = [], set()
+    prefill_m = prefill_m if prefill_m is not None else int(os.environ.get("HUMMING_PREFILL_M", "128"))
+    specs, seen, lo = [], set(), 1
     for b in M_BUCKETS:
+        if lo >= prefill_m:
+            break
+        lo = b + 1
         c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0)
         if c in seen:
             continue
         seen.add(c)
         specs.append(_spec(fp, c, dtype, arch, desc_str))
+    specs.append(dequant_spec(fp, dtype, arch, desc_str))
     return specs
 
 
@@ -201,6 +210,10 @@ class GemmLayer:
         props = torch.cuda.get_device_properties(self.device)
         self.info = arch_info(self.arch, props.multi_processor_count)
         self._buckets: Dict[int, _Bucket] = {}
+        self._plans: Dict[int, tuple] = {}
+        self._expander = None
+        # M at and above which the layer dequantizes to a scratch matrix and calls cuBLAS (prefill); env override
+        self.prefill_m = int(os.environ.get("HUMMING_PREFILL_M", "128"))
         self._lock = threading.Lock()
         self._repack(qw)
         self._tickets = torch.zeros(4096, dtype=torch.int32, device=self.device)
@@ -282,9 +295,12 @@ class GemmLayer:
             setattr(c, attr, None if t is None else t.clone())
         c._tickets = torch.zeros_like(self._tickets)
         c._lock = threading.Lock()
+        c._plans = {}
+        c._expander = None
         if choices is not None:
             c._forced = dict(choices)
             c._buckets = {}
+            c._plans = {}
         elif not share_kernels:
             c._buckets = {}
         return c
@@ -302,9 +318,19 @@ class GemmLayer:
         return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode != 0,
                              self.info.sms)
 
+    def _kernel_buckets(self):
+        """M buckets served by the GEMM kernel (the rest take the prefill path)."""
+        lo = 1
+        out = []
+        for b in M_BUCKETS:
+            if lo < self.prefill_m:
+                out.append(b)
+            lo = b + 1
+        return out
+
     def specs(self) -> List:
         out, seen = [], set()
-        for b in M_BUCKETS:
+        for b in self._kernel_buckets():
             c = self._choice(b)
             if c not in seen:
                 seen.add(c)
@@ -315,9 +341,12 @@ class GemmLayer:
         """Compile (in parallel) and load the kernels of every M bucket."""
         from ..jit import compile_many
 
-        compile_many(self.specs())
-        for b in M_BUCKETS:
+        from .dequant_weight import dequant_spec
+
+        compile_many(self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))])
+        for b in self._kernel_buckets():
             self._bucket(b)
+        self._expander_fn()
 
     def _bucket(self, bucket: int) -> _Bucket:
         bk = self._buckets.get(bucket)
@@ -348,6 +377,33 @@ class GemmLayer:
             self._buckets[bucket] = bk
             return bk
 
+    # -- prefill: dequantize to a scratch bf16/fp16 matrix, then cuBLAS ---------------------------------------
+    def _expander_fn(self):
+        if self._expander is None:
+            from .dequant_weight import WeightExpander
+
+            self._expander = WeightExpander(self)
+        return self._expander
+
+    def uses_prefill_path(self, m: int) -> bool:
+        return m >= self.prefill_m
+
+    def _plan(self, m: int):
+        """Per-M launch plan (kernel, grid, split-K), cached: the eager path does no heuristics per call."""
+        plan = self._plans.get(m)
+        if plan is None:
+            bk = self._bucket(m_bucket(m))
+            c = bk.choice
+            splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
+            m_tiles = -(-m // c.bt)
+            n_tiles = -(-self.n16 // c.block_n)
+            ws_numel = splits * m_tiles * c.bt * self.n16 if splits > 1 else 0
+            if splits > 1 and m_tiles * n_tiles > self._tickets.numel():
+                self._tickets = torch.zeros(m_tiles * n_tiles, dtype=torch.int32, device=self.device)
+            plan = (bk.launcher, (m_tiles, n_tiles, splits), c.threads, bk.smem, per, ws_numel)
+            self._plans[m] = plan
+        return plan
+
     def __call__(self, x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
         k = self.k
         if x.shape[-1] != k:
@@ -360,10 +416,6 @@ class GemmLayer:
             x2 = x2.to(self.dtype)
         if self.k_perm is not None:
             x2 = x2.index_select(1, self.k_perm)
-        if self.k8 != k:
-            x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
-        if not x2.is_contiguous():
-            x2 = x2.contiguous()
         m = x2.shape[0]
         if out is None:
             y = torch.empty(m, self.n, dtype=self.dtype, device=self.device)
@@ -373,20 +425,22 @@ class GemmLayer:
             y = out
         if m == 0:
             return y.reshape(*lead, self.n)
-        bk = self._bucket(m_bucket(m))
-        c = bk.choice
-        splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
-        m_tiles = -(-m // c.bt)
-        n_tiles = -(-self.n16 // c.block_n)
-        ws = None
-        tickets = None
-        if splits > 1:
-            ws = torch.empty(splits * m_tiles * c.bt * self.n16, dtype=torch.float32, device=self.device)
-            need = m_tiles * n_tiles
-            if need > self._tickets.numel():
-                self._tickets = torch.zeros(need, dtype=torch.int32, device=self.device)
+        if m >= self.prefill_m:
+            w = self._expander_fn()()
+            if self.bias is not None:
+                torch.addmm(self.bias, x2, w.t(), out=y)
+            else:
+                torch.mm(x2, w.t(), out=y)
+            return y.reshape(*lead, self.n)
+        if self.k8 != k:
+            x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
+        if not x2.is_contiguous():
+            x2 = x2.contiguous()
+        launcher, grid, threads, smem, per, ws_numel = self._plan(m)
+        ws = tickets = None
+        if ws_numel:
+            ws = torch.empty(ws_numel, dtype=torch.float32, device=self.device)
             tickets = self._tickets
-        bk.launcher.launch((m_tiles, n_tiles, splits), c.threads, bk.smem, None,
-                           x2, self.w, self.gscale, self.gzero, self.chscale, self.tscale, self.bias, y, ws, tickets,
-                           m, self.n, self.k8, self.n16, self.k64, per)
+        launcher.launch(grid, threads, smem, None, x2, self.w, self.gscale, self.gzero, self.chscale, self.tscale,
+                        self.bias, y, ws, tickets, m, self.n, self.k8, self.n16, self.k64, per)
         return y.reshape(*lead, self.n)

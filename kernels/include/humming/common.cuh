@@ -53,11 +53,28 @@ template <class T2> HUMMING_DEVICE T2 as_t2(uint32_t u) { return *reinterpret_ca
 template <class T2> HUMMING_DEVICE uint32_t as_u32(T2 v) { return *reinterpret_cast<uint32_t*>(&v); }
 
 // Packed 16-bit pair arithmetic, spelled once for both compute types.
+// bf16 pair arithmetic exists from sm_80; on sm_75 (fp16 kernels only -- the host refuses bf16 there) the bf16
+// overloads are still compiled, so they fall back to fp32 math.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 HUMMING_DEVICE __nv_bfloat162 sub2(__nv_bfloat162 a, __nv_bfloat162 b) { return __hsub2(a, b); }
-HUMMING_DEVICE __half2 sub2(__half2 a, __half2 b) { return __hsub2(a, b); }
 HUMMING_DEVICE __nv_bfloat162 mul2(__nv_bfloat162 a, __nv_bfloat162 b) { return __hmul2(a, b); }
-HUMMING_DEVICE __half2 mul2(__half2 a, __half2 b) { return __hmul2(a, b); }
 HUMMING_DEVICE __nv_bfloat162 fma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) { return __hfma2(a, b, c); }
+#else
+HUMMING_DEVICE __nv_bfloat162 sub2(__nv_bfloat162 a, __nv_bfloat162 b) {
+  const float2 x = __bfloat1622float2(a), y = __bfloat1622float2(b);
+  return __floats2bfloat162_rn(x.x - y.x, x.y - y.y);
+}
+HUMMING_DEVICE __nv_bfloat162 mul2(__nv_bfloat162 a, __nv_bfloat162 b) {
+  const float2 x = __bfloat1622float2(a), y = __bfloat1622float2(b);
+  return __floats2bfloat162_rn(x.x * y.x, x.y * y.y);
+}
+HUMMING_DEVICE __nv_bfloat162 fma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
+  const float2 x = __bfloat1622float2(a), y = __bfloat1622float2(b), z = __bfloat1622float2(c);
+  return __floats2bfloat162_rn(fmaf(x.x, y.x, z.x), fmaf(x.y, y.y, z.y));
+}
+#endif
+HUMMING_DEVICE __half2 sub2(__half2 a, __half2 b) { return __hsub2(a, b); }
+HUMMING_DEVICE __half2 mul2(__half2 a, __half2 b) { return __hmul2(a, b); }
 HUMMING_DEVICE __half2 fma2(__half2 a, __half2 b, __half2 c) { return __hfma2(a, b, c); }
 
 template <class T> HUMMING_DEVICE T from_float(float f);

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The full H200 session in one command (device tool): GPU tests, e2e fixture models, bench vs cuBLAS + upstream,
+# compile report, a profile of the decode kernel.  Logs and JSON land in $OUT.
+#   carry: .whl (humming-kernels wheel, optional peer) and .shared_fixtures (copy of ../shared/fixtures)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/device.txt"
+step() { local t=$1; shift; echo "== $*"; timeout "$t" "$@"; }
+step 200 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_dequant_weight.py tests/test_jit_gpu.py \
+  >"$OUT/gpu_tests.log" 2>&1; grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
+if [ -d .shared_fixtures ]; then
+  HUMMING_FIXTURES=$PWD/.shared_fixtures step 90 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
+    >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | tail -14
+fi
+step 60 python3 -m vllm_humming.cli compile-report --json "$OUT/compile.json" >"$OUT/compile.log" 2>&1; tail -8 "$OUT/compile.log"
+step 200 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --json "$OUT/bench_int4.json" >"$OUT/bench_int4.log" 2>&1
+grep -A12 "^Summary" "$OUT/bench_int4.log"
+step 150 python3 -m vllm_humming.bench --formats w3a16-int3-g128,w8a16-int8-channel,w4a16-mxfp4 --ms 1,16,64,1024 \
+  --cold none --json "$OUT/bench_more.json" >"$OUT/bench_more.log" 2>&1; grep -A8 "^Summary" "$OUT/bench_more.log"
+command -v ncu >/dev/null && step 60 ncu --clock-control none --kernel-name regex:humming_wna16 --launch-skip 5 \
+  --launch-count 1 --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+  python3 scripts/profile_case.py w:uint4b8,s:g128:bfloat16 28672 4096 1 >"$OUT/ncu_decode.txt" 2>&1
+grep -E "Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|Issued Warp" "$OUT/ncu_decode.txt" | head -20

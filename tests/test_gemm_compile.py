@@ -1,0 +1,71 @@
+"""CI (no GPU): every GEMM / weight-expansion variant the heuristics can emit compiles with NVRTC for every arch.
+
+Variants = element family x scale/zero mode x compute dtype (covered by FAMILIES) and execution choices (every
+choice the heuristics emit per arch, compiled for one representative format).  sm_75 has no bf16 tensor cores: it
+gets the fp16 variants only, and the op refuses bf16 there (tested in test_gemm_format.py).
+"""
+
+import os
+
+import pytest
+import torch
+
+from vllm_humming.desc import WeightDesc
+from vllm_humming.jit import compile_many
+from vllm_humming.ops.dequant_weight import dequant_spec
+from vllm_humming.ops.gemm import _spec, format_params
+from vllm_humming.tuning.heuristics import all_choices, choose_kernel
+
+ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"]
+
+# one description per (family, bits, scale mode, zero mode): the template parameters that change the code
+FAMILIES = [
+    "w:uint4b8,s:g128:bfloat16", "w:uint3,s:g64:bfloat16,zp:int", "w:uint4,s:g32:bfloat16,zp:float",
+    "w:uint8b128,s:channel:bfloat16", "w:uint8,s:g128:bfloat16,zp:int", "w:uint2b2,s:g16:bfloat16",
+    "w:uint5b16,s:g256:bfloat16", "w:uint6b32,s:g128:bfloat16", "w:uint7b64,s:g128:bfloat16",
+    "w:uint1,s:g32:bfloat16,zp:int", "w:float4_e2m1,s:g32:float8_e8m0fnu",
+    "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", "w:float8_e4m3fn,s:b128x128:float32",
+    "w:float8_e5m2,s:channel:bfloat16", "w:float6_e3m2,s:g32:bfloat16", "w:float5_e2m2,s:tensor:float32",
+]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("jit-cache")
+    old = os.environ.get("HUMMING_CACHE_DIR")
+    os.environ["HUMMING_CACHE_DIR"] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop("HUMMING_CACHE_DIR", None)
+    else:
+        os.environ["HUMMING_CACHE_DIR"] = old
+
+
+def _dtypes(arch):
+    return [torch.float16] if arch == "sm_75" else [torch.bfloat16, torch.float16]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_choice_compiles(arch, cache_dir):
+    """All execution choices the heuristics can emit on this arch (int4 g128, the most used format)."""
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    specs = [_spec(fp, c, dt, arch) for c in all_choices(arch, fp.bits, fp.group, False) for dt in _dtypes(arch)]
+    arts = compile_many(specs)
+    assert all(len(a.cubin) > 1000 for a in arts)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_family_compiles(arch, cache_dir):
+    """Every element family / scale mode: the decode (M<=8) and mid-M kernels plus the weight expansion."""
+    specs = []
+    for d in FAMILIES:
+        desc = WeightDesc.parse(d)
+        fp = format_params(desc)
+        dt = torch.float16 if arch == "sm_75" else torch.bfloat16
+        if fp.family == "float" and dt == torch.float16 and desc.dtype.exp_bits > 5:
+            continue
+        for bucket in (8, 64):
+            specs.append(_spec(fp, choose_kernel(arch, bucket, fp.bits, fp.group, fp.zero_mode != 0), dt, arch, d))
+        specs.append(dequant_spec(fp, dt, arch, d))
+    arts = compile_many(specs)
+    assert len(arts) == len(specs)
