@@ -49,14 +49,17 @@ def _dtypes(arch):
 def test_every_choice_compiles(arch, cache_dir):
     """All execution choices the heuristics can emit on this arch (int4 g128, the most used format)."""
     fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
-    specs = [_spec(fp, c, dt, arch) for c in all_choices(arch, fp.bits, fp.group, False) for dt in _dtypes(arch)]
+    dt = _dtypes(arch)[0]
+    specs = [_spec(fp, c, dt, arch) for c in all_choices(arch, fp.bits, fp.group, False)]
     arts = compile_many(specs)
     assert all(len(a.cubin) > 1000 for a in arts)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_family_compiles(arch, cache_dir):
-    """Every element family / scale mode: the decode (M<=8) and mid-M kernels plus the weight expansion."""
+    """Every element family / scale mode (the template parameters that change the decode code): the decode kernel
+    (accumulator-side scaling) plus the weight expansion.  The per-weight scaling path of the wider token tiles is
+    covered by test_every_choice_compiles and the GPU tests."""
     specs = []
     for d in FAMILIES:
         desc = WeightDesc.parse(d)
@@ -64,8 +67,7 @@ def test_every_family_compiles(arch, cache_dir):
         dt = torch.float16 if arch == "sm_75" else torch.bfloat16
         if fp.family == "float" and dt == torch.float16 and desc.dtype.exp_bits > 5:
             continue
-        for bucket in (8, 64):
-            specs.append(_spec(fp, choose_kernel(arch, bucket, fp.bits, fp.group, fp.zero_mode != 0), dt, arch, d))
+        specs.append(_spec(fp, choose_kernel(arch, 8, fp.bits, fp.group, fp.zero_mode != 0), dt, arch, d))
         specs.append(dequant_spec(fp, dt, arch, d))
     arts = compile_many(specs)
     assert len(arts) == len(specs)

@@ -183,6 +183,22 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
     return specs
 
 
+# ---------------------------------------------------------------------------------------------------- workspace
+# Split-K partial sums: one fp32 buffer per device shared by every layer (calls on a stream run one after another).
+# Grown geometrically on demand; superseded buffers stay referenced because captured CUDA graphs may still point at
+# them.
+_WORKSPACES: Dict[int, List[torch.Tensor]] = {}
+
+
+def _workspace(device: torch.device, numel: int) -> torch.Tensor:
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    bufs = _WORKSPACES.setdefault(idx, [])
+    if not bufs or bufs[-1].numel() < numel:
+        size = max(numel, 2 * bufs[-1].numel() if bufs else 1 << 20)
+        bufs.append(torch.empty(size, dtype=torch.float32, device=device))
+    return bufs[-1]
+
+
 # ---------------------------------------------------------------------------------------------------- the layer
 class _Bucket:
     __slots__ = ("choice", "fn", "launcher", "smem", "blocks_per_sm")
@@ -400,7 +416,8 @@ class GemmLayer:
             ws_numel = splits * m_tiles * c.bt * self.n16 if splits > 1 else 0
             if splits > 1 and m_tiles * n_tiles > self._tickets.numel():
                 self._tickets = torch.zeros(m_tiles * n_tiles, dtype=torch.int32, device=self.device)
-            plan = (bk.launcher, (m_tiles, n_tiles, splits), c.threads, bk.smem, per, ws_numel)
+            ws = _workspace(self.device, ws_numel) if ws_numel else None
+            plan = (bk.launcher, (m_tiles, n_tiles, splits), c.threads, bk.smem, per, ws)
             self._plans[m] = plan
         return plan
 
@@ -436,11 +453,8 @@ class GemmLayer:
             x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
         if not x2.is_contiguous():
             x2 = x2.contiguous()
-        launcher, grid, threads, smem, per, ws_numel = self._plan(m)
-        ws = tickets = None
-        if ws_numel:
-            ws = torch.empty(ws_numel, dtype=torch.float32, device=self.device)
-            tickets = self._tickets
+        launcher, grid, threads, smem, per, ws = self._plan(m)
+        tickets = self._tickets if ws is not None else None
         launcher.launch(grid, threads, smem, None, x2, self.w, self.gscale, self.gzero, self.chscale, self.tscale,
                         self.bias, y, ws, tickets, m, self.n, self.k8, self.n16, self.k64, per)
         return y.reshape(*lead, self.n)
