@@ -25,7 +25,7 @@ from typing import Dict, List, Tuple
 
 logger = logging.getLogger("vllm_humming")
 
-__all__ = ["register", "PluginVersionError", "SUPPORTED_VLLM", "REQUIRED_SYMBOLS", "check_vllm", "is_registered",
+__all__ = ["register", "describe_routes", "PluginVersionError", "SUPPORTED_VLLM", "REQUIRED_SYMBOLS", "check_vllm", "is_registered",
            "vllm_version"]
 
 DISABLE_ENV = "HUMMING_PLUGIN_DISABLE"
@@ -145,3 +145,23 @@ def register() -> None:
     _STATE["registered"] = True
     logger.info("vllm-humming plugin registered for vLLM %s: --quantization humming, --linear-backend humming, "
                 "--moe-backend humming use vllm_humming", v)
+
+
+def describe_routes(model) -> List[str]:
+    """The quantization methods / kernels / MoE experts that serve a loaded vLLM model's layers, as sorted
+    ``module.Class`` strings (for ``LLM.apply_model(describe_routes)``: shows whether vllm_humming is in use)."""
+    out = set()
+    for _, m in model.named_modules():
+        qm = getattr(m, "quant_method", None)
+        if qm is None:
+            continue
+        out.add(f"method:{type(qm).__module__}.{type(qm).__name__}")
+        for k in (getattr(qm, "kernel", None), getattr(getattr(m, "scheme", None), "kernel", None),
+                  getattr(getattr(qm, "scheme", None), "kernel", None)):
+            if k is not None:
+                out.add(f"kernel:{type(k).__module__}.{type(k).__name__}")
+        mk = getattr(qm, "moe_kernel", None)
+        fe = getattr(mk, "fused_experts", None) if mk is not None else None
+        if fe is not None:
+            out.add(f"experts:{type(fe).__module__}.{type(fe).__name__}")
+    return sorted(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,6 +22,9 @@ import torch
 from hf_reference import FIXTURES, dequantized_model, greedy, teacher_forced_logprobs
 
 pytestmark = pytest.mark.vllm_cpu
+
+# LLM.apply_model(describe_routes) ships a function to the engine worker
+os.environ.setdefault("VLLM_ALLOW_INSECURE_SERIALIZATION", "1")
 
 PROMPT = [1, 17, 230, 45, 901, 333, 78, 512, 64, 999, 12, 450]
 STEPS = 6
@@ -35,11 +39,11 @@ def llm_factory():
     pytest.importorskip("vllm")
     made = []
 
-    def make(fixture):
+    def make(fixture, **kw):
         from vllm import LLM
 
-        llm = LLM(model=str(FIXTURES / fixture), quantization="humming", dtype="float32", max_model_len=64,
-                  enforce_eager=True, max_num_seqs=2, gpu_memory_utilization=0.08, seed=0)
+        llm = LLM(model=str(FIXTURES / fixture), dtype="float32", max_model_len=64, enforce_eager=True,
+                  max_num_seqs=2, gpu_memory_utilization=0.08, seed=0, **kw)
         made.append(llm)
         return llm
 
@@ -52,17 +56,17 @@ def llm_factory():
     gc.collect()
 
 
-@pytest.mark.parametrize("fixture", ["gptq-int4-g128", "awq-int4-g128", "ct-w4a16-g128", "moe-ct-w4a16"])
-def test_generate_matches_transformers(llm_factory, fixture):
+def _check_against_transformers(llm, fixture):
     from vllm import SamplingParams
 
-    llm = llm_factory(fixture)
+    from vllm_humming.plugin import describe_routes
+
     out = llm.generate([{"prompt_token_ids": PROMPT}],
                        SamplingParams(max_tokens=STEPS, temperature=0.0, prompt_logprobs=0, logprobs=0))[0]
+    routes = set(llm.apply_model(describe_routes)[0])
     toks = list(out.outputs[0].token_ids)
     vllm_prompt_lp = torch.tensor([_logprob_of(d, t) for d, t in zip(out.prompt_logprobs[1:], PROMPT[1:])])
     vllm_gen_lp = torch.tensor([_logprob_of(d, t) for d, t in zip(out.outputs[0].logprobs, toks)])
-    del llm
 
     model = dequantized_model(FIXTURES / fixture)
     ref_lp = teacher_forced_logprobs(model, PROMPT + toks)
@@ -70,6 +74,27 @@ def test_generate_matches_transformers(llm_factory, fixture):
     torch.testing.assert_close(vllm_prompt_lp, ref_lp[:n], rtol=0, atol=2e-3)
     torch.testing.assert_close(vllm_gen_lp, ref_lp[n:], rtol=0, atol=2e-3)
     assert toks == greedy(model, PROMPT, STEPS), "greedy tokens differ from transformers (float32)"
+    return routes
+
+
+@pytest.mark.parametrize("fixture", ["gptq-int4-g128", "awq-int4-g128", "ct-w4a16-g128", "moe-ct-w4a16"])
+def test_quantization_humming_matches_transformers(llm_factory, fixture):
+    routes = _check_against_transformers(llm_factory(fixture, quantization="humming"), fixture)
+    assert "method:vllm_humming.linear.method.HummingLinearMethod" in routes, routes
+    if fixture.startswith("moe"):
+        assert "method:vllm_humming.moe.method.HummingMoEMethod" in routes, routes
+    assert not any("vllm_humming" not in r and "Humming" in r for r in routes), routes
+
+
+@pytest.mark.parametrize("fixture", ["ct-w4a16-g128", "moe-ct-w4a16"])
+def test_backend_routes_match_transformers(llm_factory, fixture):
+    """--linear-backend humming / --moe-backend humming under vLLM's own compressed-tensors methods."""
+    routes = _check_against_transformers(llm_factory(fixture, linear_backend="humming", moe_backend="humming"),
+                                         fixture)
+    assert "kernel:vllm_humming.linear.kernels.HummingLinearKernel" in routes, routes
+    if fixture.startswith("moe"):
+        assert any(r.startswith("experts:vllm_humming.moe.experts.") for r in routes), routes
+    assert not any("vllm_humming" not in r and "Humming" in r for r in routes), routes
 
 
 def _free_port() -> int:

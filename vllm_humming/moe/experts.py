@@ -1,23 +1,32 @@
 """``--moe-backend humming``: our classes in place of vLLM's ``Humming*Experts`` and its humming MoE helpers.
 
-vLLM's MoE oracles (fp8, int8, int_wna16, nvfp4, mxfp4, mxfp8, w4a8) import ``HummingIndexedExperts``,
+vLLM's MoE oracles (int_wna16, fp8, int8, nvfp4, mxfp4, mxfp8, w4a8) import ``HummingIndexedExperts``,
 ``HummingGroupedExperts`` and ``BatchedHummingGroupedExperts`` from
 ``vllm.model_executor.layers.fused_moe.experts.fused_humming_moe`` and convert weights with
 ``vllm.model_executor.layers.quantization.utils.humming.convert_to_humming_moe_kernel_format`` /
-``get_humming_moe_quant_config`` -- all of which drive the upstream ``humming-kernels`` package.
-:func:`install_moe_experts` replaces those five names with ours, so this route can never reach the upstream package.
+``get_humming_moe_quant_config`` -- in-tree, all of these drive the upstream ``humming-kernels`` package.
+:func:`install_moe_experts` replaces those five names with ours, so this route never reaches the upstream package.
 
-STATUS: our fused-MoE GPU kernels do not exist yet, and the converters from each oracle's expert-tensor layouts are
-not written yet.  Our experts therefore refuse loudly (:class:`HummingMoEBackendUnsupported`) when an oracle selects
-them, naming the alternative that works today: ``--quantization humming``, whose MoE method runs every supported
-checkpoint format through the plain-torch MoE fallback (:mod:`vllm_humming.moe.fallback`).
+Our MoE GPU kernels do not exist yet, so the experts are the plain-torch FALLBACK
+(:func:`vllm_humming.moe.fallback.torch_moe_fallback`): at load, :func:`convert_to_humming_moe_kernel_format`
+turns the oracle's (already TP-sharded) expert tensors into canonical weights with our format converters and
+dequantizes them once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I]; the experts then apply vLLM's
+routing exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
+checkpoints.  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
+(``--quantization humming``, whose own MoE method covers every checkpoint format we read).
 """
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
 
-__all__ = ["install_moe_experts", "HummingMoEBackendUnsupported", "OUR_EXPERTS"]
+import torch
+
+from ..quant_config import formats as F
+from .fallback import torch_moe_fallback
+
+__all__ = ["install_moe_experts", "HummingMoEBackendUnsupported", "OUR_EXPERTS",
+           "convert_to_humming_moe_kernel_format", "get_humming_moe_quant_config"]
 
 OUR_EXPERTS: Dict[str, type] = {}
 
@@ -28,37 +37,171 @@ class HummingMoEBackendUnsupported(NotImplementedError):
 
 def _refuse(what: str):
     raise HummingMoEBackendUnsupported(
-        f"vllm-humming: --moe-backend humming reached {what}, but vllm-humming has no fused-MoE kernel and no "
-        f"converter for vLLM's per-oracle expert layouts yet (the upstream humming-kernels package is deliberately "
-        f"not used). Serve the model with --quantization humming instead: its MoE method converts the checkpoint "
-        f"experts itself and runs the plain-torch MoE fallback.")
+        f"vllm-humming: --moe-backend humming cannot serve {what} yet (no fused-MoE kernel, and no converter for "
+        f"this oracle's expert layout; the upstream humming-kernels package is deliberately not used). Supported "
+        f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts. Serve the model with --quantization "
+        f"humming instead: its MoE method reads every checkpoint format vllm-humming supports.")
 
 
-def convert_to_humming_moe_kernel_format(layer, *args, **kwargs):
-    _refuse("the MoE weight conversion (convert_to_humming_moe_kernel_format)")
+# ------------------------------------------------------------------------------------------- weight conversion
+def _t(layer, name: str) -> Optional[torch.Tensor]:
+    p = getattr(layer, name, None)
+    return None if p is None else p.data
+
+
+def _dense_experts(layer, side: str, schema: dict) -> torch.Tensor:
+    """[E, N, K] float32 for one side ("w13" / "w2") of a WNA16 layer, from the oracle's tensors."""
+    m = str(schema.get("quant_method", "")).lower()
+    out = []
+    if m == "compressed-tensors" and schema.get("format", "pack-quantized") == "pack-quantized":
+        packed = _t(layer, f"{side}_weight_packed")
+        scale = _t(layer, f"{side}_weight_scale")
+        zp = _t(layer, f"{side}_weight_zero_point")
+        bits = int(schema["num_bits"])
+        e, n, _ = packed.shape
+        k = scale.shape[2] * int(schema["group_size"]) if schema.get("group_size") else packed.shape[2] * 32 // bits
+        k = min(k, packed.shape[2] * 32 // bits)
+        for i in range(e):
+            qw = F.ct_pack_quantized_to_qweight(
+                packed[i], scale[i], torch.tensor([n, k]), None if zp is None else zp[i], num_bits=bits,
+                group_size=schema.get("group_size"), strategy=schema.get("strategy"),
+                symmetric=bool(schema.get("symmetric", True)), name=f"{getattr(layer, 'layer_name', '')}.{side}[{i}]")
+            out.append(qw.dequantize(torch.float32))
+    elif m == "gptq":
+        qweight, scales, qzeros = _t(layer, f"{side}_qweight"), _t(layer, f"{side}_scales"), _t(layer, f"{side}_qzeros")
+        g_idx = _t(layer, f"{side}_g_idx")
+        for i in range(qweight.shape[0]):
+            qw = F.gptq_to_qweight(qweight[i], qzeros[i], scales[i], None if g_idx is None else g_idx[i],
+                                   bits=int(schema["bits"]), group_size=int(schema["group_size"]),
+                                   sym=bool(schema.get("sym", True)), desc_act=bool(schema.get("desc_act", False)),
+                                   name=f"{side}[{i}]")
+            w = qw.dequantize(torch.float32)
+            if qw.k_perm is not None:
+                full = torch.empty_like(w)
+                full[:, qw.k_perm] = w
+                w = full
+            out.append(w)
+    elif m == "awq":
+        qweight, scales, qzeros = _t(layer, f"{side}_qweight"), _t(layer, f"{side}_scales"), _t(layer, f"{side}_qzeros")
+        for i in range(qweight.shape[0]):
+            qw = F.awq_to_qweight(qweight[i], qzeros[i], scales[i], bits=int(schema["bits"]),
+                                  group_size=int(schema["group_size"]), name=f"{side}[{i}]")
+            out.append(qw.dequantize(torch.float32))
+    else:
+        _refuse(f"MoE expert weights described as {schema!r}")
+    return torch.stack(out)
+
+
+def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = None, **kwargs):
+    """Our replacement for vLLM's helper: dense dequantized experts on the layer (``w13_weight`` / ``w2_weight``)."""
+    if quant_config is None:
+        _refuse("this MoE layer (its oracle passes weight schemas vllm-humming does not read)")
+    dt = getattr(getattr(layer, "moe_config", None), "in_dtype", None) or torch.bfloat16
+    w13 = _dense_experts(layer, "w13", quant_config).to(dt)
+    w2 = _dense_experts(layer, "w2", quant_config).to(dt)
+    for name in list(dict(layer.named_parameters(recurse=False))):
+        if name.startswith(("w13_", "w2_")) and not name.endswith("bias"):
+            delattr(layer, name)
+    layer.register_parameter("w13_weight", torch.nn.Parameter(w13, requires_grad=False))
+    layer.register_parameter("w2_weight", torch.nn.Parameter(w2, requires_grad=False))
+    layer.hm_moe_fallback = True
+    return None
 
 
 def get_humming_moe_quant_config(layer, *args, **kwargs):
-    _refuse("the MoE quant-config builder (get_humming_moe_quant_config)")
+    from vllm.model_executor.layers.fused_moe.config import FUSED_MOE_UNQUANTIZED_CONFIG
+
+    if not getattr(layer, "hm_moe_fallback", False):
+        _refuse("this MoE layer (its weights were not converted by vllm-humming)")
+    return FUSED_MOE_UNQUANTIZED_CONFIG
 
 
-def _build(fh):
-    out = {}
-    for name in ("HummingIndexedExperts", "HummingGroupedExperts", "BatchedHummingGroupedExperts"):
-        base = getattr(fh, name)
+# ------------------------------------------------------------------------------------------------- experts
+try:
+    import vllm.model_executor.layers.fused_moe.modular_kernel as _mk
+except ImportError:  # core use without vLLM
+    _mk = None
 
-        def _init(self, *a, _n=name, **k):
-            _refuse(f"the experts class {_n}")
+if _mk is not None:
+    from vllm.model_executor.layers.fused_moe.topk_weight_and_reduce import TopKWeightAndReduceNoOP
 
-        cls = type(name, (base,), {
-            "__init__": _init,
-            "__module__": __name__,
-            "__doc__": f"vllm-humming replacement for vLLM's {name} (refuses; see module docstring).",
-            # selectable on every device: the refusal must be what the user sees, not a silent fallback
-            "_supports_current_device": staticmethod(lambda: True),
-        })
-        out[name] = cls
-    return out
+    class HummingTorchFallbackExperts(_mk.FusedMoEExpertsModular):
+        """Plain-torch MoE FALLBACK behind --moe-backend humming (standard activation format)."""
+
+        @staticmethod
+        def activation_format():
+            return _mk.FusedMoEActivationFormat.Standard
+
+        @staticmethod
+        def _supports_current_device() -> bool:
+            return True
+
+        @staticmethod
+        def _supports_no_act_and_mul() -> bool:
+            return True
+
+        @staticmethod
+        def _supports_quant_scheme(weight_key, activation_key) -> bool:
+            return True        # the weights are converted (or refused loudly) by our converter
+
+        @staticmethod
+        def _supports_activation(activation) -> bool:
+            return True
+
+        @staticmethod
+        def _supports_parallel_config(moe_parallel_config) -> bool:
+            return True
+
+        @staticmethod
+        def _supports_batch_invariance() -> bool:
+            return True
+
+        @property
+        def expects_unquantized_inputs(self) -> bool:
+            return True
+
+        def supports_expert_map(self) -> bool:
+            return True
+
+        def finalize_weight_and_reduce_impl(self):
+            return TopKWeightAndReduceNoOP()
+
+        def workspace_shapes(self, M, N, K, topk, global_num_experts, local_num_experts, expert_tokens_meta,
+                             activation):
+            return (1,), (1,), (M, K)
+
+        def apply(self, output, hidden_states, w1, w2, topk_weights, topk_ids, activation, global_num_experts,
+                  expert_map, a1q_scale, a2_scale, workspace13, workspace2, expert_tokens_meta,
+                  apply_router_weight_on_input):
+            if w1.element_size() < 2 or not w1.is_floating_point():
+                _refuse("MoE weights that were not converted by vllm-humming")
+            y = torch_moe_fallback(hidden_states, w1, w2, topk_weights, topk_ids, activation=activation,
+                                   expert_map=expert_map, apply_router_weight_on_input=apply_router_weight_on_input)
+            output.copy_(y.to(output.dtype))
+            return output
+
+    class HummingIndexedExperts(HummingTorchFallbackExperts):
+        """vllm-humming replacement for vLLM's HummingIndexedExperts (plain-torch fallback)."""
+
+    class HummingGroupedExperts(HummingTorchFallbackExperts):
+        """vllm-humming replacement for vLLM's HummingGroupedExperts (plain-torch fallback)."""
+
+    class BatchedHummingGroupedExperts(HummingTorchFallbackExperts):
+        """vllm-humming replacement for vLLM's batched Humming experts: the batched (EP) activation format is not
+        implemented by the fallback, so it declares itself unsupported and vLLM picks the standard-format class."""
+
+        @staticmethod
+        def activation_format():
+            return _mk.FusedMoEActivationFormat.BatchedExperts
+
+        @staticmethod
+        def _supports_parallel_config(moe_parallel_config) -> bool:
+            return False
+
+    _CLASSES = {"HummingIndexedExperts": HummingIndexedExperts, "HummingGroupedExperts": HummingGroupedExperts,
+                "BatchedHummingGroupedExperts": BatchedHummingGroupedExperts}
+else:
+    _CLASSES = {}
 
 
 def install_moe_experts() -> Dict[str, type]:
@@ -67,10 +210,9 @@ def install_moe_experts() -> Dict[str, type]:
     import vllm.model_executor.layers.fused_moe.experts.fused_humming_moe as fh
     import vllm.model_executor.layers.quantization.utils.humming as hu
 
-    ours = _build(fh)
-    for n, c in ours.items():
+    for n, c in _CLASSES.items():
         setattr(fh, n, c)
     hu.convert_to_humming_moe_kernel_format = convert_to_humming_moe_kernel_format
     hu.get_humming_moe_quant_config = get_humming_moe_quant_config
-    OUR_EXPERTS.update(ours)
+    OUR_EXPERTS.update(_CLASSES)
     return OUR_EXPERTS
