@@ -150,19 +150,71 @@ def test_linear_backend_route_tables(vllm_env):
         ours.OUR_KERNELS["HummingInt8ScaledMMLinearKernel"]
 
 
-def test_moe_backend_route_is_ours_and_loud(vllm_env, forbid_upstream):
+def test_moe_backend_route_is_ours(vllm_env, forbid_upstream):
+    """--moe-backend humming: the WNA16 oracle's Humming experts and conversion helpers are ours; the conversion
+    of compressed-tensors experts + our fallback experts give the reference MoE; unknown layouts refuse loudly."""
+    from safetensors.torch import load_file
     from vllm.model_executor.layers.fused_moe.oracle import int_wna16
 
     import vllm.model_executor.layers.quantization.utils.humming as hu
     from vllm_humming.moe import experts as ours
+    from vllm_humming.moe.fallback import torch_moe_fallback
+    from vllm_humming.quant_config.vllm_config import parse_checkpoint_config
 
     classes = int_wna16.backend_to_kernel_cls(int_wna16.WNA16MoEBackend.HUMMING)
     assert classes and all(c.__module__ == ours.__name__ for c in classes)
     assert hu.convert_to_humming_moe_kernel_format is ours.convert_to_humming_moe_kernel_format
+    assert hu.get_humming_moe_quant_config is ours.get_humming_moe_quant_config
+
+    fx = Path(__file__).parent / "vllm_cpu" / "fixtures" / "moe-ct-w4a16"
+    sd = load_file(str(fx / "model.safetensors"))
+    cfg = json.loads((fx / "config.json").read_text())["quantization_config"]
+    base = "model.layers.0.mlp.experts"
+    e, h, i = 8, 256, 256
+    layer = torch.nn.Module()
+    for side, parts in (("w13", ("gate_proj", "up_proj")), ("w2", ("down_proj",))):
+        for t in ("weight_packed", "weight_scale"):
+            stacked = torch.stack([torch.cat([sd[f"{base}.{x}.{p}.{t}"] for p in parts]) for x in range(e)])
+            layer.register_parameter(f"{side}_{t}", torch.nn.Parameter(stacked, requires_grad=False))
+    w = cfg["config_groups"]["group_0"]["weights"]
+    schema = {"quant_method": "compressed-tensors", "format": "pack-quantized", "type": "int",
+              "num_bits": w["num_bits"], "strategy": w["strategy"], "group_size": w["group_size"],
+              "symmetric": w["symmetric"]}
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    assert layer.w13_weight.shape == (e, 2 * i, h) and layer.w2_weight.shape == (e, h, i)
+
+    ckpt = parse_checkpoint_config(cfg)
+    def ref(name, n, k):
+        sc = ckpt.scheme_for([name])
+        return sc.convert({s.name: sd[f"{name}.{s.name}"] for s in sc.tensors if f"{name}.{s.name}" in sd}, n, k,
+                          name).dequantize(torch.float32)
+    w13 = torch.stack([torch.cat([ref(f"{base}.{x}.gate_proj", i, h), ref(f"{base}.{x}.up_proj", i, h)])
+                       for x in range(e)])
+    w2 = torch.stack([ref(f"{base}.{x}.down_proj", h, i) for x in range(e)])
+    assert torch.equal(layer.w13_weight, w13.to(layer.w13_weight.dtype))
+    assert torch.equal(layer.w2_weight, w2.to(layer.w2_weight.dtype))
+    w13, w2 = layer.w13_weight.float(), layer.w2_weight.float()
+
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(6, h, generator=g)
+    ids = torch.randint(0, e, (6, 2), generator=g)
+    wts = torch.rand(6, 2, generator=g)
+    experts = object.__new__(classes[1])
+    out = torch.empty(6, h)
+    experts.apply(out, x, layer.w13_weight.float(), layer.w2_weight.float(), wts, ids, "silu", e, None, None, None,
+                  None, None, None, False)
+    want = torch.zeros(6, h)
+    for t in range(6):
+        for j in range(2):
+            a = x[t] @ w13[ids[t, j]].t()
+            want[t] += wts[t, j] * ((torch.nn.functional.silu(a[:i]) * a[i:]) @ w2[ids[t, j]].t())
+    torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(torch_moe_fallback(x, w13, w2, wts, ids), want, rtol=1e-4, atol=1e-4)
+
     with pytest.raises(ours.HummingMoEBackendUnsupported, match="--quantization humming"):
-        classes[0](None, None)
+        ours.convert_to_humming_moe_kernel_format(torch.nn.Module(), quant_config={"quant_method": "fp8"})
     with pytest.raises(ours.HummingMoEBackendUnsupported):
-        hu.convert_to_humming_moe_kernel_format(None, quant_config={})
+        ours.get_humming_moe_quant_config(torch.nn.Module())
 
 
 # ----------------------------------------------------------------------------------------------- version guard
