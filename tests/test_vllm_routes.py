@@ -99,18 +99,40 @@ def test_quantization_route_resolves_to_ours(vllm_env, fixture):
     assert isinstance(qc.get_quant_method(layer, "lm_head"), UnquantizedLinearMethod)
 
 
-def test_model_config_resolves_humming(vllm_env):
-    """The real resolution chain: ModelConfig(--quantization humming) on a GPTQ checkpoint -> our config class."""
+@pytest.mark.parametrize("fixture,method", [("gptq-int4-g128", "gptq"), ("awq-int4-g128", "awq"),
+                                            ("ct-w4a16-g128", "compressed-tensors"), ("modelopt-nvfp4", "modelopt_fp4"),
+                                            ("fp8-block-deepseek", "fp8")])
+def test_model_config_resolves_humming(vllm_env, fixture, method):
+    """The real resolution chain: ModelConfig(--quantization humming) on a checkpoint -> our config class."""
     from vllm.config import LoadConfig, ModelConfig
     from vllm.model_executor.model_loader.weight_utils import get_quant_config
 
     from vllm_humming.quant_config.vllm_config import HummingVllmConfig
 
-    mc = ModelConfig(model=str(FIX / "gptq-int4-g128"), quantization="humming", skip_tokenizer_init=True,
-                     dtype="bfloat16")
+    mc = ModelConfig(model=str(FIX / fixture), quantization="humming", skip_tokenizer_init=True, dtype="bfloat16")
     assert mc.quantization == "humming"
     qc = get_quant_config(mc, LoadConfig())
-    assert isinstance(qc, HummingVllmConfig) and qc.ckpt.method == "gptq"
+    assert isinstance(qc, HummingVllmConfig) and qc.ckpt.method == method
+    assert qc.ckpt.scheme_for(["model.layers.0.mlp.down_proj"]) is not None
+
+
+def test_fused_act_order_shards_must_agree(vllm_env):
+    from safetensors.torch import load_file
+    from vllm.model_executor.layers.linear import QKVParallelLinear
+    from vllm.model_executor.layers.quantization import get_quantization_config
+
+    from vllm_humming.desc import DescError
+
+    fixture = "gptq-int3-g128-actorder"
+    qc = get_quantization_config("humming").from_config(_qcfg(fixture))
+    layer = QKVParallelLinear(256, 64, 4, 2, bias=False, quant_config=qc, prefix="model.layers.0.self_attn.qkv_proj",
+                              params_dtype=torch.float32)
+    sd = load_file(str(FIX / fixture / "model.safetensors"))
+    g = sd["model.layers.0.self_attn.q_proj.g_idx"]
+    layer.g_idx.weight_loader(layer.g_idx, g, "q")
+    layer.g_idx.weight_loader(layer.g_idx, g.clone(), "k")
+    with pytest.raises(DescError, match="differ"):
+        layer.g_idx.weight_loader(layer.g_idx, g.flip(0), "v")
 
 
 def test_online_quant_needs_a_description(vllm_env, monkeypatch):

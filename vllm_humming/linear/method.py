@@ -77,6 +77,19 @@ class _IgnoredParameter(BasevLLMParameter):
         return None
 
 
+class _SameForAllShards(BasevLLMParameter):
+    """A per-input-channel tensor (GPTQ / compressed-tensors act-order ``g_idx``) that every logical shard of a fused
+    layer stores.  All shards see the same input, so their values must agree; a mismatch is an error, never a silent
+    last-shard-wins."""
+
+    def _assert_and_load(self, loaded_weight):
+        if getattr(self, "hm_loaded", False) and not torch.equal(self.data, loaded_weight.to(self.data.dtype)):
+            raise DescError(f"fused layer: the shards' {getattr(self, 'hm_spec').name!r} tensors differ (act-order "
+                            f"permutations per shard); vllm-humming needs one input-channel order per fused layer")
+        super()._assert_and_load(loaded_weight)
+        self.hm_loaded = True
+
+
 def _record_dtype(loader):
     """Wrap a weight loader so a float scale keeps the checkpoint's exact dtype (we load into float32)."""
 
@@ -125,6 +138,8 @@ class HummingLinearMethod(LinearMethodBase):
                 p = _IgnoredParameter(data=data, weight_loader=weight_loader)
             elif spec.per_shard:
                 p = PerTensorScaleParameter(data=torch.zeros(nsh, dtype=dtype), weight_loader=loader)
+            elif spec.n_dim is None and spec.k_dim is not None and nsh > 1:
+                p = _SameForAllShards(data=data, weight_loader=loader)
             elif spec.n_dim is None or row_parallel:
                 p = BasevLLMParameter(data=data, weight_loader=loader)
             else:

@@ -403,7 +403,7 @@ class CheckpointConfig:
                 self._groups.append((list(group.get("targets") or ["Linear"]), ct_scheme(group, cfg.get("format"))))
             if not self._groups:
                 raise HummingConfigError("compressed-tensors config has no config_groups with weights")
-        elif m == "modelopt":
+        elif m in ("modelopt", "modelopt_fp4"):
             q = cfg.get("quantization", cfg)
             self._default = modelopt_scheme(q)
             self.ignore = list(q.get("exclude_modules") or cfg.get("ignore") or [])
