@@ -12,14 +12,14 @@ import torch
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def dequantized_model(fixture: Path):
+def dequantized_model(fixture: Path, quantization_config: dict = None):
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForCausalLM
 
     from vllm_humming.quant_config.vllm_config import parse_checkpoint_config
 
     raw = json.loads((fixture / "config.json").read_text())
-    ckpt = parse_checkpoint_config(raw["quantization_config"])
+    ckpt = parse_checkpoint_config(quantization_config or raw["quantization_config"])
     config = AutoConfig.from_pretrained(str(fixture))
     if hasattr(config, "quantization_config"):
         del config.quantization_config
@@ -29,6 +29,10 @@ def dequantized_model(fixture: Path):
 
     def dense(prefix: str, n: int, k: int):
         scheme = ckpt.scheme_for([prefix])
+        if scheme is not None and scheme.online is not None:      # online quantization at load
+            from vllm_humming.reference import quantize_weight
+
+            return quantize_weight(sd[f"{prefix}.weight"].to(torch.float32), scheme.online).dequantize(torch.float32)
         if scheme is None or not any(f"{prefix}.{s.name}" in sd for s in scheme.tensors):
             return sd[f"{prefix}.weight"].to(torch.float32)
         t = {s.name: sd[f"{prefix}.{s.name}"] for s in scheme.tensors if f"{prefix}.{s.name}" in sd}
@@ -40,6 +44,7 @@ def dequantized_model(fixture: Path):
             w = out
         return w
 
+    linears = {n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
     new = {}
     for name, p in model.named_parameters():
         if name.endswith("mlp.experts.gate_up_proj"):
@@ -51,7 +56,7 @@ def dequantized_model(fixture: Path):
             base = name[: -len(".down_proj")]
             e, h, i_ = p.shape
             new[name] = torch.stack([dense(f"{base}.{i}.down_proj", h, i_) for i in range(e)])
-        elif name.endswith(".weight") and p.dim() == 2 and name not in sd:
+        elif name.endswith(".weight") and name[: -len(".weight")] in linears:
             prefix = name[: -len(".weight")]
             new[name] = dense(prefix, p.shape[0], p.shape[1])
         else:

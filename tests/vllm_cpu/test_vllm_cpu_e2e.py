@@ -56,7 +56,7 @@ def llm_factory():
     gc.collect()
 
 
-def _check_against_transformers(llm, fixture):
+def _check_against_transformers(llm, fixture, quantization_config=None):
     from vllm import SamplingParams
 
     from vllm_humming.plugin import describe_routes
@@ -68,7 +68,7 @@ def _check_against_transformers(llm, fixture):
     vllm_prompt_lp = torch.tensor([_logprob_of(d, t) for d, t in zip(out.prompt_logprobs[1:], PROMPT[1:])])
     vllm_gen_lp = torch.tensor([_logprob_of(d, t) for d, t in zip(out.outputs[0].logprobs, toks)])
 
-    model = dequantized_model(FIXTURES / fixture)
+    model = dequantized_model(FIXTURES / fixture, quantization_config)
     ref_lp = teacher_forced_logprobs(model, PROMPT + toks)
     n = len(PROMPT) - 1
     torch.testing.assert_close(vllm_prompt_lp, ref_lp[:n], rtol=0, atol=2e-3)
@@ -84,6 +84,14 @@ def test_quantization_humming_matches_transformers(llm_factory, fixture):
     if fixture.startswith("moe"):
         assert "method:vllm_humming.moe.method.HummingMoEMethod" in routes, routes
     assert not any("vllm_humming" not in r and "Humming" in r for r in routes), routes
+
+
+def test_online_quantization_matches_transformers(llm_factory):
+    """An unquantized bf16 checkpoint quantized at load to a user description given through --hf-overrides."""
+    qcfg = {"quant_method": "humming", "weight": "w:uint4b8,s:g64:bfloat16"}
+    llm = llm_factory("llama-bf16", quantization="humming", hf_overrides={"quantization_config": qcfg})
+    routes = _check_against_transformers(llm, "llama-bf16", qcfg)
+    assert "method:vllm_humming.linear.method.HummingLinearMethod" in routes, routes
 
 
 @pytest.mark.parametrize("fixture", ["ct-w4a16-g128", "moe-ct-w4a16"])
