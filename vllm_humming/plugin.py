@@ -44,6 +44,7 @@ REQUIRED_SYMBOLS: Dict[str, Tuple[str, ...]] = {
     "vllm.model_executor.layers.fused_moe.unquantized_fused_moe_method": ("UnquantizedFusedMoEMethod",),
     "vllm.model_executor.kernels.linear": ("_LINEAR_BACKEND_KERNEL_MAP", "_POSSIBLE_KERNELS", "_POSSIBLE_FP8_KERNELS",
                                            "_POSSIBLE_INT8_KERNELS", "_POSSIBLE_FP8_BLOCK_KERNELS",
+                                           "_POSSIBLE_WFP8A16_KERNELS",
                                            "_POSSIBLE_NVFP4_KERNELS", "_POSSIBLE_MXFP4_KERNELS",
                                            "_POSSIBLE_MXFP8_KERNELS", "HummingLinearKernel",
                                            "HummingFP8ScaledMMLinearKernel", "HummingInt8ScaledMMLinearKernel",

@@ -412,9 +412,7 @@ def install_linear_kernels() -> Dict[str, type]:
         globals()[n] = c
     own_platform = getattr(current_platform, "_enum", None)
     for tname in _TABLES:
-        table = getattr(kl, tname, None)
-        if table is None:
-            continue
+        table = getattr(kl, tname)          # presence checked by vllm_humming.plugin.check_vllm
         family = [swap[c] for lst in table.values() for c in lst if c in swap]
         for plat, lst in table.items():
             table[plat] = [swap.get(c, c) for c in lst]
