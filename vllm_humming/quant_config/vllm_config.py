@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..desc import ActDesc, DescError, WeightDesc, named_format, NAMED_FORMATS
+from ..desc import ActDesc, DescError, ScaleSpec, WeightDesc, named_format, NAMED_FORMATS
 from ..qweight import QuantizedWeight
 from . import formats as F
 
@@ -299,7 +299,10 @@ def fp8_scheme(cfg: dict) -> LayerScheme:
         def convert(t, n, k, name):
             return F.fp8_block_to_qweight(t["weight"], t["weight_scale_inv"], block=(bn, bk), name=name)
 
-        return LayerScheme(f"fp8 block {bn}x{bk}", tensors, convert)
+        # DeepSeek-style W8A8: activations quantized to e4m3 per token and group of bk channels, dynamically
+        act = ActDesc("float8_e4m3fn", ScaleSpec("group", "float32", group_size=bk)) \
+            if cfg.get("activation_scheme", "dynamic") == "dynamic" else ActDesc()
+        return LayerScheme(f"fp8 block {bn}x{bk}", tensors, convert, act)
     if cfg.get("activation_scheme", "dynamic") != "dynamic":
         raise HummingConfigError("fp8 checkpoints with static activation scales are not supported; use dynamic")
     tensors = [TensorSpec("weight", torch.float8_e4m3fn, lambda n, k: (n, k), n_dim=0, k_dim=1),
@@ -308,7 +311,7 @@ def fp8_scheme(cfg: dict) -> LayerScheme:
     def convert(t, n, k, name):
         return F.fp8_tensor_to_qweight(t["weight"], t["weight_scale"], name=name)
 
-    return LayerScheme("fp8 per-tensor", tensors, convert)
+    return LayerScheme("fp8 per-tensor", tensors, convert, ActDesc("float8_e4m3fn", ScaleSpec("tensor", "float32")))
 
 
 def native_scheme(desc: WeightDesc, act: ActDesc, has_perm: bool = False) -> LayerScheme:
