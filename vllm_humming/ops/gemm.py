@@ -427,8 +427,9 @@ class GemmLayer:
             raise DescError(f"layer {self.name!r} ({self.desc}): input has K={x.shape[-1]}, weight expects K={k}")
         if x.device != self.device:
             raise DescError(f"layer {self.name!r}: input on {x.device}, weights on {self.device}")
-        lead = x.shape[:-1]
-        x2 = x.reshape(-1, k)
+        flat = x.dim() == 2                      # the common case: no reshapes on the hot path
+        lead = None if flat else x.shape[:-1]
+        x2 = x if flat else x.reshape(-1, k)
         if x2.dtype != self.dtype:
             x2 = x2.to(self.dtype)
         if self.k_perm is not None:
@@ -441,14 +442,14 @@ class GemmLayer:
                 raise DescError(f"layer {self.name!r}: out must be a contiguous {self.dtype} [{m}, {self.n}] tensor")
             y = out
         if m == 0:
-            return y.reshape(*lead, self.n)
+            return y if flat else y.reshape(*lead, self.n)
         if m >= self.prefill_m:
             w = self._expander_fn()()
             if self.bias is not None:
                 torch.addmm(self.bias, x2, w.t(), out=y)
             else:
                 torch.mm(x2, w.t(), out=y)
-            return y.reshape(*lead, self.n)
+            return y if flat else y.reshape(*lead, self.n)
         if self.k8 != k:
             x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
         if not x2.is_contiguous():
@@ -457,4 +458,4 @@ class GemmLayer:
         tickets = self._tickets if ws is not None else None
         launcher.launch(grid, threads, smem, None, x2, self.w, self.gscale, self.gzero, self.chscale, self.tscale,
                         self.bias, y, ws, tickets, m, self.n, self.k8, self.n16, self.k64, per)
-        return y.reshape(*lead, self.n)
+        return y if flat else y.reshape(*lead, self.n)
