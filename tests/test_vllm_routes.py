@@ -183,8 +183,14 @@ def test_moe_backend_route_is_ours(vllm_env, forbid_upstream):
     from vllm_humming.moe.fallback import torch_moe_fallback
     from vllm_humming.quant_config.vllm_config import parse_checkpoint_config
 
+    import importlib
+
+    for mod, enum in (("int_wna16", "WNA16MoEBackend"), ("fp8", "Fp8MoeBackend"), ("int8", "Int8MoeBackend"),
+                      ("nvfp4", "NvFp4MoeBackend"), ("mxfp4", "Mxfp4MoeBackend"), ("w4a8", "W4A8MoeBackend")):
+        o = importlib.import_module(f"vllm.model_executor.layers.fused_moe.oracle.{mod}")
+        got = o.backend_to_kernel_cls(getattr(o, enum).HUMMING)
+        assert got and all(c.__module__ == ours.__name__ for c in got), (mod, got)
     classes = int_wna16.backend_to_kernel_cls(int_wna16.WNA16MoEBackend.HUMMING)
-    assert classes and all(c.__module__ == ours.__name__ for c in classes)
     assert hu.convert_to_humming_moe_kernel_format is ours.convert_to_humming_moe_kernel_format
     assert hu.get_humming_moe_quant_config is ours.get_humming_moe_quant_config
 

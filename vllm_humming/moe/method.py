@@ -161,6 +161,12 @@ def make_moe_method(config, layer, prefix: str):
     from vllm.model_executor.layers.fused_moe.unquantized_fused_moe_method import UnquantizedFusedMoEMethod
 
     ckpt = config.ckpt
+    if ckpt.method == "mxfp4":
+        from ..quant_config.vllm_config import HummingConfigError
+
+        raise HummingConfigError(
+            f"MoE layer {prefix!r}: gpt-oss style MXFP4 experts are not served by --quantization humming yet (vLLM's "
+            f"gpt-oss loader fuses them in its own layout); serve this checkpoint without --quantization humming")
     # expert modules are named <prefix>.<e>.{gate,up,down}_proj; rules naming experts match the first one
     names = [f"{prefix}.0.gate_proj", f"{prefix}.0.up_proj", f"{prefix}.0.down_proj"]
     scheme = ckpt.scheme_for(names)
