@@ -23,7 +23,6 @@ from ..dtypes import BF16, E2M1, E4M3, E8M0, FP16, FP32, INT8, IntType, parse_dt
 from ..ops import humming_linear, prepare_linear
 from ..packing import pack_codes, packed_words, unpack_codes
 from ..qweight import QuantizedWeight
-from ..reference import dequantize_activations, quantize_activations
 
 logger = logging.getLogger("vllm_humming")
 
@@ -85,19 +84,13 @@ class _Common:
         out_dtype = getattr(layer, "params_dtype", None) or torch.bfloat16
         if out_dtype not in (torch.bfloat16, torch.float16, torch.float32):
             out_dtype = torch.bfloat16
-        self.hm_static = (act, static_scale) if (static_scale is not None and act is not None) else None
-        self.hm_prepared = prepare_linear(qw, None if self.hm_static else act, out_dtype=out_dtype)
+        self.hm_prepared = prepare_linear(qw, act, out_dtype=out_dtype, static_act_scale=static_scale)
         layer.register_buffer("hm_qweight", self.hm_prepared.qw.qweight, persistent=False)
         logger.debug("humming linear kernel %s: %s via %s (%s)", type(self).__name__, qw.desc,
                      self.hm_prepared.backend, self.hm_prepared.fallback_reason)
 
     def apply_weights(self, layer, x: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
         x2 = x
-        if self.hm_static is not None:
-            act, s = self.hm_static
-            flat = x.reshape(-1, x.shape[-1])
-            codes, sc = quantize_activations(flat, act, s)
-            x2 = dequantize_activations(codes, sc, act, s).to(x.dtype).reshape(x.shape)
         y = humming_linear(x2, self.hm_prepared)
         if bias is not None:
             y = y + bias

@@ -28,7 +28,7 @@ from vllm.model_executor.parameter import (BasevLLMParameter, ChannelQuantScaleP
 from ..desc import DescError
 from ..ops import humming_linear, prepare_linear
 from ..qweight import QuantizedWeight
-from ..reference import dequantize_activations, quantize_activations, quantize_weight
+from ..reference import quantize_weight
 from .shard import ShardedWeight, apply_gather, slice_k
 
 __all__ = ["HummingLinearMethod"]
@@ -219,12 +219,10 @@ class HummingLinearMethod(LinearMethodBase):
             if hasattr(layer, name):
                 delattr(layer, name)
         act = self.scheme.act
-        # static activation scales are applied here (quantize-dequantize), the op gets the weight-side description
-        prepared = prepare_linear(sw.qw.to(device), None if static is not None else act,
-                                  out_dtype=layer.hm_params_dtype)
+        prepared = prepare_linear(sw.qw.to(device), act, out_dtype=layer.hm_params_dtype,
+                                  static_act_scale=None if static is None else static.to(device))
         layer.hm_prepared = prepared
         layer.hm_gather = sw.gather
-        layer.hm_static_act = (act, static) if static is not None else None
         # keep the canonical tensors visible to vLLM (device moves, memory accounting)
         layer.register_buffer("hm_qweight", prepared.qw.qweight, persistent=False)
 
@@ -232,11 +230,6 @@ class HummingLinearMethod(LinearMethodBase):
     def apply(self, layer, x: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
         pl = layer.hm_prepared
         x2 = apply_gather(x, layer.hm_gather)
-        if layer.hm_static_act is not None:
-            act, s = layer.hm_static_act
-            flat = x2.reshape(-1, x2.shape[-1])
-            codes, sc = quantize_activations(flat, act, s)
-            x2 = dequantize_activations(codes, sc, act, s).to(x.dtype).reshape(x2.shape)
         y = humming_linear(x2, pl)
         if bias is not None:
             y = y + bias
