@@ -1,0 +1,42 @@
+"""Execution-choice heuristics: deterministic, always fit the arch's shared memory, valid split-K plans."""
+
+import pytest
+
+from vllm_humming.tuning.heuristics import (KernelChoice, M_BUCKETS, all_choices, arch_info, choose_kernel,
+                                            choose_splits)
+
+ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("bits", range(1, 9))
+@pytest.mark.parametrize("group,zero", [(0, False), (16, False), (128, True), (256, False)])
+def test_choice_fits_and_is_deterministic(arch, bits, group, zero):
+    info = arch_info(arch)
+    for b in M_BUCKETS:
+        c = choose_kernel(arch, b, bits, group, zero)
+        assert c == choose_kernel(arch, b, bits, group, zero)
+        gps = 0 if not group else (1 if group >= c.block_k else c.block_k // group)
+        assert c.smem_bytes(bits, gps, zero) <= info.smem_per_block
+        assert c.bt >= min(b, 8) or c.bt == 64
+
+
+@pytest.mark.parametrize("n,k", [(6144, 4096), (28672, 4096), (4096, 14336), (200, 8200), (16, 64)])
+@pytest.mark.parametrize("m", [1, 3, 16, 33, 64, 100, 4096])
+def test_split_plan_covers_k(n, k, m):
+    info = arch_info("sm_90a", 132)
+    c = choose_kernel("sm_90a", 64 if m > 64 else m, 4, 128)
+    splits, per = choose_splits(c, n, k, m, info, 4)
+    k_atoms = -(-k // 64)
+    assert splits >= 1 and per % c.atoms_k == 0 or splits == 1
+    assert splits * per >= k_atoms and (splits - 1) * per < k_atoms   # every split non-empty, K covered
+    if m > 64:
+        assert splits == 1
+
+
+def test_choice_validation():
+    with pytest.raises(ValueError, match="bt"):
+        KernelChoice(12, 4, 1, 1, 1, 3)
+    with pytest.raises(ValueError, match="atoms_k"):
+        KernelChoice(8, 4, 1, 2, 3, 3)
+    assert len(all_choices("sm_90a", 4, 128)) >= 3
