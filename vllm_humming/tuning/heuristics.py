@@ -106,6 +106,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     """The kernel for one M bucket.  Small M streams weights (split-K across blocks, 2 K-warps); large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs."""
     info = arch_info(arch, sms)
+    bucket = m_bucket(bucket)   # any M maps to its bucket
     # From `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean over the three
     # default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if bucket <= 8:
