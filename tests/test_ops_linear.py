@@ -46,3 +46,10 @@ def test_bad_out_dtype():
     qw = quantize_weight(torch.randn(16, 128), WeightDesc.parse("w:uint4b8,s:g32:bfloat16"))
     with pytest.raises(DescError, match="out_dtype"):
         prepare_linear(qw, out_dtype=torch.int8)
+
+
+def test_integer_activations_are_a_clear_error():
+    qw = quantize_weight(torch.randn(16, 128), WeightDesc.parse("w:uint4b8,s:g32:bfloat16"), name="proj")
+    pl = prepare_linear(qw)
+    with pytest.raises(DescError, match="proj.*floating dtype.*int32"):
+        humming_linear(torch.ones(2, 128, dtype=torch.int32), pl)

@@ -97,6 +97,18 @@ class _Common:
         return y
 
 
+class _AnyConfig:
+    """Kernels that accept every config vLLM routes to them and decide (or refuse loudly) at weight conversion."""
+
+    @classmethod
+    def is_supported(cls, compute_capability=None):
+        return True, None
+
+    @classmethod
+    def can_implement(cls, config):
+        return True, None
+
+
 def _scalar_type_desc(wt, group_size: int, scale_dtype, zero_points: bool, k: int) -> WeightDesc:
     """vLLM ScalarType (uint4b8, uint8b128, uint4, int8 ...) -> our WeightDesc."""
     bits = wt.size_bits
@@ -210,15 +222,7 @@ def _build_classes(kl) -> Dict[str, type]:
             qw = QuantizedWeight(desc, (n, k), qweight, scale, zero, name=getattr(layer, "prefix", ""))
             self._finish(layer, qw, act, [self.w_q_name, self.w_s_name, self.w_zp_name])
 
-    class HummingFP8ScaledMMLinearKernel(_Common, FP8ScaledMMLinearKernel):
-        @classmethod
-        def is_supported(cls, compute_capability=None):
-            return True, None
-
-        @classmethod
-        def can_implement(cls, config):
-            return True, None
-
+    class HummingFP8ScaledMMLinearKernel(_Common, _AnyConfig, FP8ScaledMMLinearKernel):
         def process_weights_after_loading(self, layer):
             w = _weight_nk(layer, "weight")
             n, k = w.shape
@@ -250,11 +254,7 @@ def _build_classes(kl) -> Dict[str, type]:
         def apply_scaled_mm(self, **kw):
             raise NotImplementedError("vllm-humming kernels run through apply_weights")
 
-    class HummingInt8ScaledMMLinearKernel(_Common, Int8ScaledMMLinearKernel):
-        @classmethod
-        def is_supported(cls, compute_capability=None):
-            return True, None
-
+    class HummingInt8ScaledMMLinearKernel(_Common, _AnyConfig, Int8ScaledMMLinearKernel):
         @classmethod
         def can_implement(cls, config):
             if not getattr(config, "input_symmetric", True):
@@ -282,15 +282,7 @@ def _build_classes(kl) -> Dict[str, type]:
         def apply_scaled_mm(self, **kw):
             raise NotImplementedError("vllm-humming kernels run through apply_weights")
 
-    class HummingNvFp4LinearKernel(_Common, NvBase):
-        @classmethod
-        def is_supported(cls, compute_capability=None):
-            return True, None
-
-        @classmethod
-        def can_implement(cls, config):
-            return True, None
-
+    class HummingNvFp4LinearKernel(_Common, _AnyConfig, NvBase):
         def process_weights_after_loading(self, layer):
             wname = "weight_packed" if hasattr(layer, "weight_packed") else "weight"
             w = _u8(_weight_nk(layer, wname))
@@ -315,18 +307,10 @@ def _build_classes(kl) -> Dict[str, type]:
                 static = layer.input_global_scale.data.reshape(-1).max().reshape(1).to(torch.float32)
             self._finish(layer, qw, act, [wname, "weight_scale", g2name], static)
 
-    class HummingMxFp4LinearKernel(_Common, MxBase):
-        @classmethod
-        def is_supported(cls, compute_capability=None):
-            return True, None
-
+    class HummingMxFp4LinearKernel(_Common, _AnyConfig, MxBase):
         @classmethod
         def _supports_quant_scheme(cls, weight_key, activation_key):
             return True
-
-        @classmethod
-        def can_implement(cls, config):
-            return True, None
 
         def process_weights_after_loading(self, layer):
             w = _u8(_weight_nk(layer, "weight"))
@@ -336,15 +320,7 @@ def _build_classes(kl) -> Dict[str, type]:
                                  _bytes_words(w)[:, : packed_words(k, 4)], sc.contiguous())
             self._finish(layer, qw, None, ["weight", "weight_scale"])
 
-    class HummingMxfp8LinearKernel(_Common, Mx8Base):
-        @classmethod
-        def is_supported(cls, compute_capability=None):
-            return True, None
-
-        @classmethod
-        def can_implement(cls, c):
-            return True, None
-
+    class HummingMxfp8LinearKernel(_Common, _AnyConfig, Mx8Base):
         def process_weights_after_loading(self, layer):
             w = _u8(_weight_nk(layer, "weight"))
             n, k = w.shape
@@ -353,17 +329,9 @@ def _build_classes(kl) -> Dict[str, type]:
                                  sc.contiguous())
             self._finish(layer, qw, None, ["weight", "weight_scale"])
 
-    class HummingMxFp6LinearKernel(_Common, Mx6Base):
+    class HummingMxFp6LinearKernel(_Common, _AnyConfig, Mx6Base):
         """MXFP6 (quark's 4-values-in-3-bytes packing): not converted yet -- refuses loudly instead of letting vLLM
         fall back to another backend behind the user's back."""
-
-        @classmethod
-        def is_supported(cls, compute_capability=None):
-            return True, None
-
-        @classmethod
-        def can_implement(cls, config):
-            return True, None
 
         def process_weights_after_loading(self, layer):
             raise DescError(f"layer {getattr(layer, 'prefix', '')!r}: --linear-backend humming does not support MXFP6 "

@@ -431,6 +431,9 @@ class GemmLayer:
         lead = None if flat else x.shape[:-1]
         x2 = x if flat else x.reshape(-1, k)
         if x2.dtype != self.dtype:
+            if not x2.is_floating_point():
+                raise DescError(f"layer {self.name!r} ({self.desc}): activations must be a floating dtype "
+                                f"(bfloat16/float16/float32), got {x2.dtype}")
             x2 = x2.to(self.dtype)
         if self.k_perm is not None:
             x2 = x2.index_select(1, self.k_perm)

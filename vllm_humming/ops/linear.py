@@ -122,6 +122,9 @@ def _run(x: torch.Tensor, pl: PreparedLinear) -> torch.Tensor:
         raise DescError(f"layer {pl.qw.name!r} ({pl.qw.desc}): input has K={x.shape[-1]}, weight expects K={k}")
     if pl.backend == "kernel":
         return pl.kernel(x)
+    if not x.is_floating_point():
+        raise DescError(f"layer {pl.qw.name!r} ({pl.qw.desc}): activations must be a floating dtype "
+                        f"(bfloat16/float16/float32), got {x.dtype}")
     x2 = x.reshape(-1, k)
     if pl.qw.k_perm is not None:
         x2 = x2[:, pl.qw.k_perm]
