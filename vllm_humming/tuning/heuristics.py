@@ -45,7 +45,7 @@ class KernelChoice:
         return 64 * self.atoms_k
 
     def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool) -> int:
-        """Must equal GemmConfig::kSmemBytes (gemm_wna16.cuh)."""
+        """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh)."""
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
         x = self.bt * self.block_k * 2
         s = groups_per_stage * self.block_n * 2

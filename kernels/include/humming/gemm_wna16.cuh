@@ -16,63 +16,16 @@
 // ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.
 #pragma once
 
-#include "humming/common.cuh"
-#include "humming/copy.cuh"
-#include "humming/dequant.cuh"
-#include "humming/layout.cuh"
-#include "humming/mma.cuh"
+#include "humming/wna16_math.cuh"
 
 namespace humming {
 
-enum ZeroMode : int { kNoZero = 0, kIntZero = 1, kFloatZero = 2 };
-
-template <class T_, class Family_, int kGroup_, int kZeroMode_, int kOffset_, int kBT_, int kWarpsN_, int kTilesM_,
-          int kWarpsK_, int kAtomsK_, int kStages_>
-struct GemmConfig {
-  using T = T_;
-  using Family = Family_;
-  using T2 = typename ComputeTraits<T>::T2;
-  static constexpr int kBits = Family::kBits;
-  static constexpr int kGroup = kGroup_;          // in-loop group scale size along K (0: none)
-  static constexpr int kZeroMode = kZeroMode_;
-  static constexpr int kOffset = kOffset_;        // integer families: code offset (value = code - offset)
-  static constexpr int kBT = kBT_;                // tokens per block
-  static constexpr int kWarpsN = kWarpsN_;
-  static constexpr int kTilesM = kTilesM_;        // m16 tiles (16 weight rows each) per warp
-  static constexpr int kWarpsK = kWarpsK_;
-  static constexpr int kAtomsK = kAtomsK_;        // 64-column atom columns per stage
-  static constexpr int kStages = kStages_;
-
-  static constexpr int kThreads = 32 * kWarpsN * kWarpsK;
-  static constexpr int kBN = 16 * kTilesM * kWarpsN;   // weight rows per block
-  static constexpr int kBK = 64 * kAtomsK;             // K columns per stage
-  static constexpr int kTokenGroups = kBT / 8;         // n8 MMA tiles per warp
-  static constexpr int kAtomWords = PlaneSplit<kBits>::kAtomWords;
-  static constexpr int kGroupsPerStage = kGroup == 0 ? 0 : (kGroup >= kBK ? 1 : kBK / kGroup);
-  // Accumulator-side scaling (small token tiles, where dequant instructions are the bottleneck): the MMA consumes the
-  // raw pairs R (int: kRawBias + code; float: code * 2^kExpAdjust restored) and the group's zero/scale are applied to
-  // the fp32 partial sums every kFlushSteps k16 steps:
-  //     sum_k x_k * (R_k - Z) * s  =  s * (sum_k x_k R_k  -  Z * sum_k x_k)
-  // sum_k x_k comes from one extra MMA with an all-ones A fragment.  Saves the sub + mul per weight pair; costs a few
-  // FMAs per flush, so it pays while the token tile is small (kTG <= 2).
-  static constexpr bool kAccScale = (kBT <= 16) && (Family::kIsInt || kGroup != 0);
-  static constexpr int kFlushSteps = kGroup == 0 ? 4 : (kGroup >= 64 ? 4 : kGroup / 16);
-
-  static constexpr int kSmemW = kAtomsK * (kBN / 16) * kAtomWords * 4;
-  static constexpr int kSmemX = kBT * kBK * 2;
-  static constexpr int kSmemS = kGroupsPerStage * kBN * 2;
-  static constexpr int kSmemZ = kZeroMode == kNoZero ? 0 : kSmemS;
-  static constexpr int kSmemStage = kSmemW + kSmemX + kSmemS + kSmemZ;
-  static constexpr int kSmemReduce = (kWarpsK - 1) * kWarpsN * 32 * kTilesM * kTokenGroups * 4 * 4;
-  static constexpr int kSmemBytes = kSmemStage * kStages > kSmemReduce ? kSmemStage * kStages : kSmemReduce;
-
-  static_assert(kBT % 8 == 0 && (kBT == 8 || kBT % 16 == 0), "tokens per block: 8 or a multiple of 16");
-  static_assert(kAtomsK % kWarpsK == 0, "each K-warp takes the same number of atom columns per stage");
-  static_assert(kStages >= 2, "the cp.async ring needs at least two stages");
-  static_assert(kSmemW % 16 == 0 && kSmemX % 16 == 0 && kSmemS % 16 == 0, "16-byte aligned shared regions");
-  static_assert(kGroup == 0 || kGroup % 16 == 0, "group sizes are multiples of 16 (one k16 step never straddles)");
-  static_assert(kGroup == 0 || kGroup >= kBK || kBK % kGroup == 0, "groups tile the stage");
-  static_assert(kZeroMode == kNoZero || kGroup != 0, "zero points come with group scales");
+// Shared-memory plan of the cp.async ring (must equal KernelChoice.smem_bytes in vllm_humming/tuning/heuristics.py).
+template <class Cfg> struct CpAsyncSmem {
+  static constexpr int kX = Cfg::kBT * Cfg::kBK * 2;       // swizzled activation rows (XTileSwizzled)
+  static constexpr int kStage = Cfg::kSmemW + kX + Cfg::kSmemS + Cfg::kSmemZ;
+  static constexpr int kBytes = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
+  static_assert(kX % 16 == 0, "16-byte aligned shared regions");
 };
 
 // Kernel arguments (raw pointers; all tensors contiguous).
@@ -101,7 +54,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   constexpr int kBN = Cfg::kBN;
   constexpr int kBK = Cfg::kBK;
   constexpr int kBT = Cfg::kBT;
-  constexpr int kTG = Cfg::kTokenGroups;
   constexpr int kAtomWords = Cfg::kAtomWords;
   constexpr int kThreads = Cfg::kThreads;
 
@@ -111,8 +63,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   const int warp = threadIdx.x / 32;
   const int wn = warp % Cfg::kWarpsN;
   const int wk = warp / Cfg::kWarpsN;
-  const int g = lane / 4;
-  const int t = lane % 4;
 
   const int m0 = blockIdx.x * kBT;             // first token of the block
   const int n_atom0 = blockIdx.y * (kBN / 16);  // first atom row of the block
@@ -125,11 +75,12 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   const int num_stages_total = ka_end > ka_begin ? ceil_div(ka_end - ka_begin, Cfg::kAtomsK) : 0;
   const int num_groups = Cfg::kGroup ? ceil_div(K64, Cfg::kGroup) : 0;
 
-  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Cfg::kSmemStage); };
-  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Cfg::kSmemStage + Cfg::kSmemW); };
-  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Cfg::kSmemStage + Cfg::kSmemW + Cfg::kSmemX); };
+  using Smem = CpAsyncSmem<Cfg>;
+  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage); };
+  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW); };
+  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX); };
   auto stage_z = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * Cfg::kSmemStage + Cfg::kSmemW + Cfg::kSmemX + Cfg::kSmemS);
+    return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX + Cfg::kSmemS);
   };
 
   // ---------------------------------------------------------------------------------------- global -> shared
@@ -217,157 +168,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     }
   };
 
-  float acc[Cfg::kTilesM][kTG][4];
-#pragma unroll
-  for (int i = 0; i < Cfg::kTilesM; ++i)
-#pragma unroll
-    for (int j = 0; j < kTG; ++j)
-#pragma unroll
-      for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.f;
-
-  // Constant zero term of symmetric integer formats, and 2^kExpAdjust of float formats.
-  const T2 const_zero = pack2_from_float<T2>((float)(Family::kRawBias + Cfg::kOffset),
-                                              (float)(Family::kRawBias + Cfg::kOffset));
-  const T2 raw_bias = pack2_from_float<T2>((float)Family::kRawBias, (float)Family::kRawBias);
-
-  // accumulator-side scaling state (kAccScale): per-window raw partial sums and per-token sums of x
-  float part[Cfg::kAccScale ? Cfg::kTilesM : 1][Cfg::kAccScale ? kTG : 1][4];
-  float xsum[Cfg::kAccScale ? kTG : 1][4];
-  constexpr uint32_t kOnes2 = ComputeTraits<T>::kIsBF16 ? 0x3F803F80u : 0x3C003C00u;   // {1.0, 1.0}
-  (void)part; (void)xsum;
-
-  // ---------------------------------------------------------------------------------------- compute one stage
-  auto compute_stage = [&](int slot) {
-    const uint32_t* sw = stage_w(slot);
-    const T* sx = stage_x(slot);
-    const T* ss = stage_s(slot);
-    const T* sz = stage_z(slot);
-#pragma unroll 1
-    for (int ai = 0; ai < Cfg::kAtomsK / Cfg::kWarpsK; ++ai) {
-      const int a = ai * Cfg::kWarpsK + wk;        // atom column inside the stage
-      uint32_t words[Cfg::kTilesM][kBits];
-#pragma unroll
-      for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-        const int atom_row = wn * Cfg::kTilesM + tm;
-        load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
-      }
-      static_for<4>([&](auto f_) {
-        constexpr int f = decltype(f_)::value;
-        // B fragments (activations) for all token groups of this k16 step.
-        uint32_t b[kTG][2];
-        const int kchunk = a * 8 + f * 2;          // 8-element chunk index of the step's first column
-        if constexpr (kBT == 8) {
-          const int r = lane % 8;
-          const int ch = kchunk + ((lane / 8) % 2);
-          uint32_t rr[2];
-          ldmatrix_x2(rr, sx + r * kBK + ((ch ^ (r % 8)) * 8));
-          b[0][0] = rr[0]; b[0][1] = rr[1];
-        } else {
-#pragma unroll
-          for (int u = 0; u < kBT / 16; ++u) {
-            const int mi = lane / 8;
-            const int r = u * 16 + (mi / 2) * 8 + lane % 8;
-            const int ch = kchunk + (mi % 2);
-            uint32_t rr[4];
-            ldmatrix_x4(rr, sx + r * kBK + ((ch ^ (r % 8)) * 8));
-            b[2 * u][0] = rr[0]; b[2 * u][1] = rr[1];
-            b[2 * u + 1][0] = rr[2]; b[2 * u + 1][1] = rr[3];
-          }
-        }
-        if constexpr (Cfg::kAccScale) {
-          // raw pairs straight into per-window partial sums; zero/scale applied at the flush below
-          constexpr bool kFirst = (f % Cfg::kFlushSteps) == 0;
-          if constexpr (Family::kIsInt) {
-            const uint32_t ones[4] = {kOnes2, kOnes2, kOnes2, kOnes2};
-#pragma unroll
-            for (int tg = 0; tg < kTG; ++tg) {
-              if constexpr (kFirst) mma_16816_first<T>(xsum[tg], ones, b[tg]);
-              else mma_16816<T>(xsum[tg], ones, b[tg]);
-            }
-          }
-#pragma unroll
-          for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-            uint32_t af[4];
-            static_for<4>([&](auto r_) {
-              constexpr int r = decltype(r_)::value;
-              uint32_t raw = Family::template raw<4 * f + r>(words[tm]);
-              if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
-              af[r] = raw;
-            });
-#pragma unroll
-            for (int tg = 0; tg < kTG; ++tg) {
-              if constexpr (kFirst) mma_16816_first<T>(part[tm][tg], af, b[tg]);
-              else mma_16816<T>(part[tm][tg], af, b[tg]);
-            }
-          }
-          if constexpr ((f + 1) % Cfg::kFlushSteps == 0) {
-            const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
-#pragma unroll
-            for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-              const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
-              float sc[2], zc[2], nz[2];
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) : 1.f;
-                zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
-                      : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
-                                                     : (float)(Family::kRawBias + Cfg::kOffset);
-                nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[gi * kBN + row + 8 * h]) : 0.f;
-              }
-#pragma unroll
-              for (int tg = 0; tg < kTG; ++tg)
-#pragma unroll
-                for (int v = 0; v < 4; ++v) {
-                  const int h = v >> 1;
-                  float t = part[tm][tg][v];
-                  if constexpr (Family::kIsInt) t = fmaf(-zc[h], xsum[tg][v], t);
-                  acc[tm][tg][v] = fmaf(sc[h], t, acc[tm][tg][v]);
-                  if constexpr (Cfg::kZeroMode == kFloatZero) acc[tm][tg][v] = fmaf(nz[h], xsum[tg][v], acc[tm][tg][v]);
-                }
-            }
-          }
-        } else {
-#pragma unroll
-        for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-          // Per-row scale / zero pairs for rows g and g+8 of this tile.
-          T2 s_pair[2], z_pair[2];
-          if constexpr (Cfg::kGroup != 0) {
-            const int gi = Cfg::kGroupsPerStage == 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
-            const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              s_pair[h] = broadcast2<T2, T>(ss[gi * kBN + row + 8 * h]);
-              if constexpr (Cfg::kZeroMode != kNoZero) z_pair[h] = broadcast2<T2, T>(sz[gi * kBN + row + 8 * h]);
-            }
-          }
-          uint32_t af[4];
-          static_for<4>([&](auto r_) {
-            constexpr int r = decltype(r_)::value;
-            // pair q = 4f + r (layout.cuh)
-            T2 v = as_t2<T2>(Family::template raw<4 * f + r>(words[tm]));
-            constexpr int h = r & 1;                  // row g (h = 0) or g + 8 (h = 1)
-            if constexpr (Family::kIsInt) {
-              if constexpr (Cfg::kZeroMode == kIntZero) {
-                v = mul2(sub2(v, z_pair[h]), s_pair[h]);
-              } else if constexpr (Cfg::kZeroMode == kFloatZero) {
-                v = fma2(sub2(v, raw_bias), s_pair[h], z_pair[h]);
-              } else {
-                v = sub2(v, const_zero);
-                if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
-              }
-            } else {
-              v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
-              if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
-            }
-            af[r] = as_u32(v);
-          });
-#pragma unroll
-          for (int tg = 0; tg < kTG; ++tg) mma_16816<T>(acc[tm][tg], af, b[tg]);
-        }
-        }
-      });
-    }
-  };
+  Wna16Math<Cfg, XTileSwizzled<kBK>> math(wn, wk, lane);
+  auto compute_stage = [&](int slot) { math.stage(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot)); };
 
   // ---------------------------------------------------------------------------------------- the pipeline
 #pragma unroll
@@ -387,70 +189,24 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   __syncthreads();
 
   // ---------------------------------------------------------------------------------------- intra-block K reduction
-  if constexpr (Cfg::kWarpsK > 1) {
-    float* red = reinterpret_cast<float*>(smem);
-    constexpr int kPer = Cfg::kTilesM * kTG * 4;
-    if (wk > 0) {
-      float* dst = red + (((wk - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
-#pragma unroll
-      for (int i = 0; i < Cfg::kTilesM; ++i)
-#pragma unroll
-        for (int j = 0; j < kTG; ++j)
-#pragma unroll
-          for (int v = 0; v < 4; ++v) dst[(i * kTG + j) * 4 + v] = acc[i][j][v];
-    }
-    __syncthreads();
-    if (wk == 0) {
-#pragma unroll 1
-      for (int o = 1; o < Cfg::kWarpsK; ++o) {
-        const float* src = red + (((o - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
-#pragma unroll
-        for (int i = 0; i < Cfg::kTilesM; ++i)
-#pragma unroll
-          for (int j = 0; j < kTG; ++j)
-#pragma unroll
-            for (int v = 0; v < 4; ++v) acc[i][j][v] += src[(i * kTG + j) * 4 + v];
-      }
-    }
-  }
-
-  auto epilogue_value = [&](float v, int n) -> float {
-    if (chscale != nullptr) v *= chscale[n];
-    if (tscale != nullptr) v *= tscale[0];
-    if (bias != nullptr) v += to_float(bias[n]);
-    return v;
-  };
+  math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
 
   if (gridDim.z == 1) {
     if (wk != 0) return;
-#pragma unroll
-    for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-#pragma unroll
-      for (int tg = 0; tg < kTG; ++tg) {
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const int n = n0 + (wn * Cfg::kTilesM + tm) * 16 + g + 8 * (v >> 1);
-          const int m = m0 + tg * 8 + 2 * t + (v & 1);
-          if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(acc[tm][tg][v], n));
-        }
-      }
-    }
+    math.for_each_output([&](int mr, int nr, float v) {
+      const int n = n0 + nr, m = m0 + mr;
+      if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
+    });
     return;
   }
 
   // ---------------------------------------------------------------------------------------- split-K across blocks
   const size_t ws_rows = (size_t)gridDim.x * kBT;
   if (wk == 0) {
-#pragma unroll
-    for (int tm = 0; tm < Cfg::kTilesM; ++tm)
-#pragma unroll
-      for (int tg = 0; tg < kTG; ++tg)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const int n = n0 + (wn * Cfg::kTilesM + tm) * 16 + g + 8 * (v >> 1);
-          const int mr = m0 + tg * 8 + 2 * t + (v & 1);   // token row; padding rows are never read back
-          if (n < N16 && mr < M) __stcg(ws + ((size_t)split * ws_rows + mr) * N16 + n, acc[tm][tg][v]);
-        }
+    math.for_each_output([&](int mr, int nr, float v) {
+      const int n = n0 + nr, m = m0 + mr;           // padding rows are never read back
+      if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * N16 + n, v);
+    });
   }
   __threadfence();
   __syncthreads();
@@ -469,7 +225,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     if (mr >= M || n >= N) continue;
     float sum = 0.f;
     for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-    y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n));
+    y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
   }
   if (threadIdx.x == 0) tickets[ticket_id] = 0;
 }

@@ -1,0 +1,329 @@
+// humming/wna16_math.cuh -- the per-stage math of the WnA16 GEMMs, shared by every mainloop (gemm_wna16.cuh's
+// cp.async ring, gemm_wna16_sm90.cuh's bulk-copy pipeline).
+//
+// A "stage" in shared memory is kAtomsK atom columns (64 K columns each) of the block's kBN weight rows, the matching
+// kBT x kBK activation tile and the group scales / zero terms of the groups it touches.  Wna16Math holds one warp's
+// accumulators and consumes one stage at a time; it never knows how the stage got into shared memory.  Where the
+// activation tile lives is a policy (XTile): the cp.async ring stores XOR-swizzled rows, the bulk-copy pipeline
+// padded rows (bulk copies cannot swizzle).
+//
+// Warp (wn, wk) owns kTilesM m16 tiles (16 weight rows each) and, in every stage, the atom columns wk, wk + kWarpsK,
+// ...; it covers all kBT tokens.  MMA = m16n8k16 with W as A (rows = output channels) and x as B (columns = tokens):
+// acc[tm][tg][v] is output channel (wn*kTilesM + tm)*16 + g + 8*(v>>1), token tg*8 + 2t + (v&1) of the block tile.
+#pragma once
+
+#include "humming/common.cuh"
+#include "humming/copy.cuh"
+#include "humming/dequant.cuh"
+#include "humming/layout.cuh"
+#include "humming/mma.cuh"
+
+namespace humming {
+
+enum ZeroMode : int { kNoZero = 0, kIntZero = 1, kFloatZero = 2 };
+
+template <class T_, class Family_, int kGroup_, int kZeroMode_, int kOffset_, int kBT_, int kWarpsN_, int kTilesM_,
+          int kWarpsK_, int kAtomsK_, int kStages_>
+struct GemmConfig {
+  using T = T_;
+  using Family = Family_;
+  using T2 = typename ComputeTraits<T>::T2;
+  static constexpr int kBits = Family::kBits;
+  static constexpr int kGroup = kGroup_;          // in-loop group scale size along K (0: none)
+  static constexpr int kZeroMode = kZeroMode_;
+  static constexpr int kOffset = kOffset_;        // integer families: code offset (value = code - offset)
+  static constexpr int kBT = kBT_;                // tokens per block
+  static constexpr int kWarpsN = kWarpsN_;
+  static constexpr int kTilesM = kTilesM_;        // m16 tiles (16 weight rows each) per warp
+  static constexpr int kWarpsK = kWarpsK_;
+  static constexpr int kAtomsK = kAtomsK_;        // 64-column atom columns per stage
+  static constexpr int kStages = kStages_;
+
+  static constexpr int kMathWarps = kWarpsN * kWarpsK;
+  static constexpr int kThreads = 32 * kMathWarps;     // the cp.async kernel: every warp loads and computes
+  static constexpr int kBN = 16 * kTilesM * kWarpsN;   // weight rows per block
+  static constexpr int kBK = 64 * kAtomsK;             // K columns per stage
+  static constexpr int kTokenGroups = kBT / 8;         // n8 MMA tiles per warp
+  static constexpr int kAtomWords = PlaneSplit<kBits>::kAtomWords;
+  static constexpr int kGroupsPerStage = kGroup == 0 ? 0 : (kGroup >= kBK ? 1 : kBK / kGroup);
+  // Accumulator-side scaling (small token tiles, where dequant instructions are the bottleneck): the MMA consumes the
+  // raw pairs R (int: kRawBias + code; float: code * 2^kExpAdjust restored) and the group's zero/scale are applied to
+  // the fp32 partial sums every kFlushSteps k16 steps:
+  //     sum_k x_k * (R_k - Z) * s  =  s * (sum_k x_k R_k  -  Z * sum_k x_k)
+  // sum_k x_k comes from one extra MMA with an all-ones A fragment.  Saves the sub + mul per weight pair; costs a few
+  // FMAs per flush, so it pays while the token tile is small (kTG <= 2).  Every atom ends with a flush, so a stage
+  // boundary is always a clean point (acc holds everything).
+  static constexpr bool kAccScale = (kBT <= 16) && (Family::kIsInt || kGroup != 0);
+  static constexpr int kFlushSteps = kGroup == 0 ? 4 : (kGroup >= 64 ? 4 : kGroup / 16);
+
+  static constexpr int kSmemW = kAtomsK * (kBN / 16) * kAtomWords * 4;
+  static constexpr int kSmemS = kGroupsPerStage * kBN * 2;
+  static constexpr int kSmemZ = kZeroMode == kNoZero ? 0 : kSmemS;
+  // intra-block K reduction: warps wk > 0 park their accumulators here
+  static constexpr int kSmemReduce = (kWarpsK - 1) * kWarpsN * 32 * kTilesM * kTokenGroups * 4 * 4;
+
+  static_assert(kBT % 8 == 0 && (kBT == 8 || kBT % 16 == 0), "tokens per block: 8 or a multiple of 16");
+  static_assert(kAtomsK % kWarpsK == 0, "each K-warp takes the same number of atom columns per stage");
+  static_assert(kStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kSmemW % 16 == 0 && kSmemS % 16 == 0, "16-byte aligned shared regions");
+  static_assert(kGroup == 0 || kGroup % 16 == 0, "group sizes are multiples of 16 (one k16 step never straddles)");
+  static_assert(kGroup == 0 || kGroup >= kBK || kBK % kGroup == 0, "groups tile the stage");
+  static_assert(kZeroMode == kNoZero || kGroup != 0, "zero points come with group scales");
+  static_assert(kFlushSteps == 1 || kFlushSteps == 2 || kFlushSteps == 4, "a flush window divides an atom");
+};
+
+// Activation tile policies: the address of 8-element chunk `chunk` (K columns 8*chunk .. 8*chunk+7 of the stage) of
+// token row `row`.
+template <int kBK> struct XTileSwizzled {
+  // rows of kBK elements, chunk c of row r stored at chunk position c ^ (r % 8): the 8 rows an ldmatrix phase reads
+  // hit 8 distinct 16-byte bank groups.
+  static constexpr int kRowElems = kBK;
+  template <class T> HUMMING_DEVICE static const T* at(const T* sx, int row, int chunk) {
+    return sx + row * kBK + ((chunk ^ (row % 8)) * 8);
+  }
+};
+
+template <int kBK> struct XTilePadded {
+  // rows of kBK + 8 elements (a row is 2*kBK + 16 bytes = 4 banks more than a multiple of 128 bytes): the 8 rows of
+  // an ldmatrix phase start 4 banks apart, so a 16-byte read per row is conflict-free without any swizzle.
+  static constexpr int kRowElems = kBK + 8;
+  template <class T> HUMMING_DEVICE static const T* at(const T* sx, int row, int chunk) {
+    return sx + row * (kBK + 8) + chunk * 8;
+  }
+};
+
+// One warp's share of the math.  Construct once per thread; call stage() per shared-memory stage; clear() starts a
+// new output tile.  All arrays are indexed with compile-time constants only, so they live in registers.
+template <class Cfg, class XTile> struct Wna16Math {
+  using T = typename Cfg::T;
+  using T2 = typename Cfg::T2;
+  using Family = typename Cfg::Family;
+  static constexpr int kBits = Cfg::kBits;
+  static constexpr int kBN = Cfg::kBN;
+  static constexpr int kBT = Cfg::kBT;
+  static constexpr int kTG = Cfg::kTokenGroups;
+  static constexpr int kAtomWords = Cfg::kAtomWords;
+  static constexpr uint32_t kOnes2 = ComputeTraits<T>::kIsBF16 ? 0x3F803F80u : 0x3C003C00u;   // {1.0, 1.0}
+
+  float acc[Cfg::kTilesM][kTG][4];
+  // accumulator-side scaling state (kAccScale): per-window raw partial sums and per-token sums of x
+  float part[Cfg::kAccScale ? Cfg::kTilesM : 1][Cfg::kAccScale ? kTG : 1][4];
+  float xsum[Cfg::kAccScale ? kTG : 1][4];
+  T2 const_zero;   // kRawBias + kOffset: the constant zero term of symmetric integer formats
+  T2 raw_bias;     // kRawBias: float zero points subtract only the family's bias
+  int wn, wk, lane, g;
+
+  HUMMING_DEVICE Wna16Math(int wn_, int wk_, int lane_) : wn(wn_), wk(wk_), lane(lane_), g(lane_ / 4) {
+    const_zero = pack2_from_float<T2>((float)(Family::kRawBias + Cfg::kOffset), (float)(Family::kRawBias + Cfg::kOffset));
+    raw_bias = pack2_from_float<T2>((float)Family::kRawBias, (float)Family::kRawBias);
+    clear();
+  }
+
+  HUMMING_DEVICE void clear() {
+#pragma unroll
+    for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+      for (int j = 0; j < kTG; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.f;
+  }
+
+  // B fragments (activations) of all token groups for k16 step f of atom column a.
+  HUMMING_DEVICE void load_b(uint32_t (&b)[kTG][2], const T* sx, int a, int f) const {
+    const int kchunk = a * 8 + f * 2;          // 8-element chunk index of the step's first column
+    if constexpr (kBT == 8) {
+      const int r = lane % 8;
+      uint32_t rr[2];
+      ldmatrix_x2(rr, XTile::at(sx, r, kchunk + ((lane / 8) % 2)));
+      b[0][0] = rr[0]; b[0][1] = rr[1];
+    } else {
+#pragma unroll
+      for (int u = 0; u < kBT / 16; ++u) {
+        const int mi = lane / 8;
+        const int r = u * 16 + (mi / 2) * 8 + lane % 8;
+        uint32_t rr[4];
+        ldmatrix_x4(rr, XTile::at(sx, r, kchunk + (mi % 2)));
+        b[2 * u][0] = rr[0]; b[2 * u][1] = rr[1];
+        b[2 * u + 1][0] = rr[2]; b[2 * u + 1][1] = rr[3];
+      }
+    }
+  }
+
+  // Consume one stage: sw = its W atoms [kAtomsK][kBN/16][atom], sx = its activation tile, ss / sz = its group scales
+  // / zero terms [kGroupsPerStage][kBN].
+  HUMMING_DEVICE void stage(const uint32_t* sw, const T* sx, const T* ss, const T* sz) {
+#pragma unroll 1
+    for (int ai = 0; ai < Cfg::kAtomsK / Cfg::kWarpsK; ++ai) {
+      const int a = ai * Cfg::kWarpsK + wk;        // atom column inside the stage
+      uint32_t words[Cfg::kTilesM][kBits];
+#pragma unroll
+      for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+        const int atom_row = wn * Cfg::kTilesM + tm;
+        load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
+      }
+      static_for<4>([&](auto f_) {
+        constexpr int f = decltype(f_)::value;
+        uint32_t b[kTG][2];
+        load_b(b, sx, a, f);
+        if constexpr (Cfg::kAccScale) {
+          step_acc_scaled<f>(words, b, ss, sz, a);
+        } else {
+          step_operand_scaled<f>(words, b, ss, sz, a);
+        }
+      });
+    }
+  }
+
+  // kAccScale: raw pairs straight into per-window partial sums; zero/scale applied at the window's flush.
+  template <int f>
+  HUMMING_DEVICE void step_acc_scaled(const uint32_t (&words)[Cfg::kTilesM][kBits], const uint32_t (&b)[kTG][2],
+                                      const T* ss, const T* sz, int a) {
+    constexpr bool kFirst = (f % Cfg::kFlushSteps) == 0;
+    if constexpr (Family::kIsInt) {
+      const uint32_t ones[4] = {kOnes2, kOnes2, kOnes2, kOnes2};
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg) {
+        if constexpr (kFirst) mma_16816_first<T>(xsum[tg], ones, b[tg]);
+        else mma_16816<T>(xsum[tg], ones, b[tg]);
+      }
+    }
+#pragma unroll
+    for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+      uint32_t af[4];
+      static_for<4>([&](auto r_) {
+        constexpr int r = decltype(r_)::value;
+        uint32_t raw = Family::template raw<4 * f + r>(words[tm]);
+        if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
+        af[r] = raw;
+      });
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg) {
+        if constexpr (kFirst) mma_16816_first<T>(part[tm][tg], af, b[tg]);
+        else mma_16816<T>(part[tm][tg], af, b[tg]);
+      }
+    }
+    if constexpr ((f + 1) % Cfg::kFlushSteps == 0) {
+      const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+#pragma unroll
+      for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+        const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
+        float sc[2], zc[2], nz[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) : 1.f;
+          zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
+                : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
+                                               : (float)(Family::kRawBias + Cfg::kOffset);
+          nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[gi * kBN + row + 8 * h]) : 0.f;
+        }
+#pragma unroll
+        for (int tg = 0; tg < kTG; ++tg)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            const int h = v >> 1;
+            float t = part[tm][tg][v];
+            if constexpr (Family::kIsInt) t = fmaf(-zc[h], xsum[tg][v], t);
+            acc[tm][tg][v] = fmaf(sc[h], t, acc[tm][tg][v]);
+            if constexpr (Cfg::kZeroMode == kFloatZero) acc[tm][tg][v] = fmaf(nz[h], xsum[tg][v], acc[tm][tg][v]);
+          }
+      }
+    }
+  }
+
+  // Operand-side scaling (wider token tiles): each pair is dequantized to its final 16-bit value before the MMA, so
+  // the one fragment feeds kTG MMAs.
+  template <int f>
+  HUMMING_DEVICE void step_operand_scaled(const uint32_t (&words)[Cfg::kTilesM][kBits], const uint32_t (&b)[kTG][2],
+                                          const T* ss, const T* sz, int a) {
+#pragma unroll
+    for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+      // Per-row scale / zero pairs for rows g and g+8 of this tile.
+      T2 s_pair[2], z_pair[2];
+      if constexpr (Cfg::kGroup != 0) {
+        const int gi = Cfg::kGroupsPerStage == 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+        const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          s_pair[h] = broadcast2<T2, T>(ss[gi * kBN + row + 8 * h]);
+          if constexpr (Cfg::kZeroMode != kNoZero) z_pair[h] = broadcast2<T2, T>(sz[gi * kBN + row + 8 * h]);
+        }
+      }
+      uint32_t af[4];
+      static_for<4>([&](auto r_) {
+        constexpr int r = decltype(r_)::value;
+        // pair q = 4f + r (layout.cuh)
+        T2 v = as_t2<T2>(Family::template raw<4 * f + r>(words[tm]));
+        constexpr int h = r & 1;                  // row g (h = 0) or g + 8 (h = 1)
+        if constexpr (Family::kIsInt) {
+          if constexpr (Cfg::kZeroMode == kIntZero) {
+            v = mul2(sub2(v, z_pair[h]), s_pair[h]);
+          } else if constexpr (Cfg::kZeroMode == kFloatZero) {
+            v = fma2(sub2(v, raw_bias), s_pair[h], z_pair[h]);
+          } else {
+            v = sub2(v, const_zero);
+            if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
+          }
+        } else {
+          v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
+          if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
+        }
+        af[r] = as_u32(v);
+      });
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg) mma_16816<T>(acc[tm][tg], af, b[tg]);
+    }
+  }
+
+  // Intra-block K reduction: warps wk > 0 park their accumulators in `red` (Cfg::kSmemReduce bytes), `sync` is a
+  // barrier over every math warp, and warp wk == 0 adds them in wk order (deterministic).
+  template <class Sync> HUMMING_DEVICE void reduce_k(float* red, Sync&& sync) {
+    if constexpr (Cfg::kWarpsK > 1) {
+      constexpr int kPer = Cfg::kTilesM * kTG * 4;
+      if (wk > 0) {
+        float* dst = red + (((wk - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
+#pragma unroll
+        for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+          for (int j = 0; j < kTG; ++j)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) dst[(i * kTG + j) * 4 + v] = acc[i][j][v];
+      }
+      sync();
+      if (wk == 0) {
+#pragma unroll 1
+        for (int o = 1; o < Cfg::kWarpsK; ++o) {
+          const float* src = red + (((o - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
+#pragma unroll
+          for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+            for (int j = 0; j < kTG; ++j)
+#pragma unroll
+              for (int v = 0; v < 4; ++v) acc[i][j][v] += src[(i * kTG + j) * 4 + v];
+        }
+      }
+    }
+  }
+
+  // Visit every accumulator of warp wk == 0 with its (tile-local token row, tile-local output channel).
+  template <class F> HUMMING_DEVICE void for_each_output(F&& f) const {
+    const int t = lane % 4;
+#pragma unroll
+    for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          f(tg * 8 + 2 * t + (v & 1), (wn * Cfg::kTilesM + tm) * 16 + g + 8 * (v >> 1), acc[tm][tg][v]);
+  }
+};
+
+// The epilogue's per-element math: fp32 channel / tensor scales, then bias.
+template <class T>
+HUMMING_DEVICE float epilogue_value(float v, int n, const float* chscale, const float* tscale, const T* bias) {
+  if (chscale != nullptr) v *= chscale[n];
+  if (tscale != nullptr) v *= tscale[0];
+  if (bias != nullptr) v += to_float(bias[n]);
+  return v;
+}
+
+}  // namespace humming
