@@ -128,6 +128,7 @@ def test_source_names_and_checks():
     assert (n1, s1) == (n1b, s1b) and len({n1, n2, n3, n4}) == 4
     assert f"extern \"C\" __global__ void __launch_bounds__({32 * WARPS}) {n1}(" in s1
     assert "humming::dequant_weight<__nv_bfloat16, humming::IntFamily<__nv_bfloat16, 4>, 128, 0, 8, 4>" in s1
+    assert "int K64, int row_begin, int row_end)" in s1, "the kernel takes the band of weight rows to expand"
     with pytest.raises(DescError, match="bfloat16 or float16"):
         dequant_source(_fp("w:uint4b8,s:g128:bfloat16"), torch.float32)
     with pytest.raises(DescError, match="multiple of 16"):

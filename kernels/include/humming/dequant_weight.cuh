@@ -1,7 +1,13 @@
 // humming/dequant_weight.cuh -- expand the GEMM kernels' packed weight (layout.cuh) into a plain row-major matrix
 // W[N, K] of the compute type, so that large-M (prefill) layers can run y = x @ W^T on cuBLAS.
 //
-//   out[n * ldo + k] = dequant(W)[n, k]        for n < N, k < K   (columns k in [K, ldo) are left untouched)
+//   out[(n - row_begin) * ldo + k] = dequant(W)[n, k]    for row_begin <= n < min(N, row_end), k < K
+//
+// (columns k in [K, ldo) are left untouched).  [row_begin, row_end) selects a band of weight rows: row_begin is a
+// multiple of 16 (an atom row), row_end may be anything above it (clamped to N).  The full matrix is row_begin = 0,
+// row_end = N (the defaults of the device function).  Large-M layers expand the weight band by band into one small
+// scratch buffer that stays in L2 and run a cuBLAS GEMM on each band (vllm_humming/ops/dequant_weight.py,
+// prefill_matmul), instead of writing and re-reading the whole [N, K] matrix through HBM.
 //
 // Values are exactly the GEMM's A operand: the pair -> value math (family raw pair, then group scale / zero point) is
 // PairScaler below, the same sequence of 16-bit operations gemm_wna16.cuh's compute_stage performs.  The GEMM's
@@ -14,8 +20,9 @@
 //   warp  = one atom (16 rows x 64 columns): every lane loads its own words (coalesced vector loads, layout.cuh),
 //           decodes its 16 pairs, stores them to a per-warp shared-memory tile at their (row, column), and the warp
 //           then writes the tile out row by row: each lane stores 16 bytes (8 elements), 8 lanes per 128-byte row.
-//   grid  = 1-D, (N16 / 16) * ceil((K64 / 64) / kWarps) blocks; atom row major, so consecutive blocks write
-//           consecutive 512-byte pieces of the same 16 output rows.
+//   grid  = 1-D, ceil(rows / 16) * ceil((K64 / 64) / kWarps) blocks, rows = min(N, row_end) - row_begin (N16 / 16
+//           atom rows for the full matrix); atom row major, so consecutive blocks write consecutive 512-byte pieces
+//           of the same 16 output rows.  Block b works on atom row row_begin / 16 + b / ceil((K64 / 64) / kWarps).
 // The shared tile has rows of 72 elements (144 bytes = 36 banks): the per-pair 32-bit stores (lanes g, t -> bank
 // 4g + t + const) and the 16-byte row reads (8 lanes on one row) are both conflict-free.
 // Output rows whose start is not 16-byte aligned (ldo % 8 != 0 or a misaligned `out`) and the last partial chunk of
@@ -80,13 +87,19 @@ constexpr int kDequantTileStride = 72;   // elements per row of a warp's shared 
 //   gzero    [ceil(K64/G)][N16]      int: kRawBias + offset + zero; float: -zero*scale (T)   (kZeroMode != 0)
 //   chscale  [N16] float32           per-output-channel scale (or null)
 //   tscale   [1]   float32           per-tensor scale (or null)
-//   out      [N, ldo] T              row stride ldo >= K (elements); columns >= K are not written
-// Launch: blockDim.x = 32 * kWarps, gridDim.x = (N16 / 16) * ceil((K64 / 64) / kWarps), no dynamic shared memory.
+//   out      [rows, ldo] T           row r holds weight row row_begin + r; row stride ldo >= K (elements);
+//                                    columns >= K are not written
+//   N, K                             the weight's true sizes (N16, K64: padded to atoms, the layout's sizes)
+//   row_begin, row_end               the band of weight rows to write, [row_begin, min(N, row_end)); row_begin a
+//                                    multiple of 16 and < N.  Defaults: the whole matrix.
+// Launch: blockDim.x = 32 * kWarps, gridDim.x = ceil(rows / 16) * ceil((K64 / 64) / kWarps) with rows =
+// min(N, row_end) - row_begin (blocks past the band return at once), no dynamic shared memory.
 template <class T, class Family, int kGroup, int kZeroMode, int kOffset, int kWarps>
 __device__ __forceinline__ void dequant_weight(const uint32_t* __restrict__ w, const T* __restrict__ gscale,
                                                const T* __restrict__ gzero, const float* __restrict__ chscale,
                                                const float* __restrict__ tscale, T* __restrict__ out, int N, int K,
-                                               int ldo, int N16, int K64) {
+                                               int ldo, int N16, int K64, int row_begin = 0,
+                                               int row_end = 0x7fffffff) {
   using T2 = typename ComputeTraits<T>::T2;
   constexpr int kBits = Family::kBits;
   constexpr int kAtomWords = PlaneSplit<kBits>::kAtomWords;
@@ -104,9 +117,11 @@ __device__ __forceinline__ void dequant_weight(const uint32_t* __restrict__ w, c
   const int n_atoms = N16 / 16;
   const int k_atoms = K64 / 64;
   const int col_groups = (k_atoms + kWarps - 1) / kWarps;
-  const int na = blockIdx.x / col_groups;                       // atom row
+  const int n_end = row_end < N ? row_end : N;                 // rows [row_begin, n_end) are written
+  const int na = row_begin / 16 + (int)(blockIdx.x / col_groups);   // atom row (of the whole weight)
   const int ka = (blockIdx.x % col_groups) * kWarps + warp;     // atom column
-  if (na >= n_atoms || ka >= k_atoms) return;                   // whole warps only: no block-wide sync below
+  // whole warps only (no block-wide sync below); an atom row past the band has nothing to write
+  if (na >= n_atoms || ka >= k_atoms || na * 16 >= n_end) return;
 
   // ---- loads: the lane's packed words, its rows' group scales / zero terms and epilogue scales
   uint32_t words[kBits];
@@ -167,9 +182,9 @@ __device__ __forceinline__ void dequant_weight(const uint32_t* __restrict__ w, c
   for (int i = 0; i < kAtomRows / 4; ++i) {
     const int row = 4 * i + lane / 8;
     const int n = n_base + row;
-    if (n >= N || k0 >= K) continue;
+    if (n >= n_end || k0 >= K) continue;
     const uint4 v = *reinterpret_cast<const uint4*>(my_tile + row * kS + 8 * c);
-    T* dst = out + (size_t)n * ldo + k0;
+    T* dst = out + (size_t)(n - row_begin) * ldo + k0;
     if (vec_ok && k0 + 8 <= K) {
       *reinterpret_cast<uint4*>(dst) = v;
     } else {
