@@ -15,6 +15,9 @@ __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "ch
            "all_choices"]
 
 
+PIPELINES = ("cp_async", "bulk")
+
+
 @dataclass(frozen=True)
 class KernelChoice:
     bt: int          # tokens per block (8, 16, 32, 64, 128)
@@ -22,7 +25,10 @@ class KernelChoice:
     tiles_m: int     # m16 tiles per warp
     warps_k: int     # warps splitting each stage's K columns (reduced in shared memory)
     atoms_k: int     # 64-column atoms per pipeline stage
-    stages: int      # cp.async ring depth
+    stages: int      # pipeline depth
+    # "cp_async": every thread copies (gemm_wna16.cuh, sm_75+), split-K grid.  "bulk": one producer warp issues bulk
+    # copies tracked by mbarriers, persistent stream-K grid (gemm_wna16_sm90.cuh, sm_90+; needs K % block_k == 0).
+    pipeline: str = "cp_async"
 
     def __post_init__(self):
         if self.bt not in (8, 16, 32, 64, 128):
@@ -31,10 +37,21 @@ class KernelChoice:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:
             raise ValueError("KernelChoice.stages must be >= 2")
+        if self.pipeline not in PIPELINES:
+            raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
+
+    @property
+    def bulk(self) -> bool:
+        return self.pipeline == "bulk"
 
     @property
     def threads(self) -> int:
-        return 32 * self.warps_n * self.warps_k
+        """Threads per block: the math warps, plus the producer warp of the bulk pipeline."""
+        return 32 * (self.warps_n * self.warps_k + (1 if self.bulk else 0))
+
+    def runs_shape(self, k: int) -> bool:
+        """Whether this choice can run a layer with K columns (the bulk pipeline copies whole stages only)."""
+        return not self.bulk or (k % 64 == 0 and (k // 64) % self.atoms_k == 0)
 
     @property
     def block_n(self) -> int:
@@ -45,16 +62,35 @@ class KernelChoice:
         return 64 * self.atoms_k
 
     def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool) -> int:
-        """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh)."""
+        """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh) / BulkSmem<Cfg>::kBytes (gemm_wna16_sm90.cuh)."""
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
-        x = self.bt * self.block_k * 2
+        x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2    # bulk: padded rows instead of a swizzle
         s = groups_per_stage * self.block_n * 2
         stage = w + x + s + (s if zero else 0)
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
+        if self.bulk:
+            return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
 
+    @classmethod
+    def parse(cls, short: str) -> "KernelChoice":
+        """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk")."""
+        parts = short.strip().split("_")
+        pipeline = "bulk" if parts and parts[-1] == "bulk" else "cp_async"
+        fields = {}
+        for p in parts[:-1] if pipeline == "bulk" else parts:
+            key = p.rstrip("0123456789")
+            if not key or key == p or key in fields:
+                raise ValueError(f"not a KernelChoice short name: {short!r} (e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk)")
+            fields[key] = int(p[len(key):])
+        try:
+            return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline)
+        except KeyError as e:
+            raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
+
     def short(self) -> str:
-        return f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
+        base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
+        return base + ("_bulk" if self.bulk else "")
 
 
 @dataclass(frozen=True)
@@ -102,28 +138,61 @@ def _groups_per_stage(group: int, block_k: int) -> int:
     return 0 if group == 0 else (1 if group >= block_k else block_k // group)
 
 
-def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0) -> KernelChoice:
-    """The kernel for one M bucket.  Small M streams weights (split-K across blocks, 2 K-warps); large M uses wider
-    token tiles and more rows per warp to reuse each dequantized fragment across more MMAs."""
+def _bulk_candidates(bucket: int):
+    """Bulk-copy pipeline (sm_90+), M <= 64: one token tile covers the bucket, 4-8 math warps + a producer warp,
+    deep rings (two blocks per SM on 228 KB parts)."""
+    if bucket <= 8:
+        return [KernelChoice(8, 4, 2, 1, 2, 8, "bulk"), KernelChoice(8, 4, 2, 1, 2, 4, "bulk")]
+    if bucket <= 16:
+        return [KernelChoice(16, 4, 2, 2, 2, 6, "bulk"), KernelChoice(16, 4, 2, 2, 2, 3, "bulk")]
+    if bucket <= 32:
+        return [KernelChoice(32, 4, 2, 2, 2, 5, "bulk"), KernelChoice(32, 4, 2, 2, 2, 3, "bulk")]
+    if bucket <= 64:
+        return [KernelChoice(64, 8, 1, 1, 2, 4, "bulk"), KernelChoice(64, 8, 1, 1, 2, 2, "bulk")]
+    return []
+
+
+def _has_bulk(arch: str) -> bool:
+    try:
+        return int(arch.split("_")[1].rstrip("af")) >= 90
+    except (IndexError, ValueError):
+        return False
+
+
+def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
+                  k: int = 0) -> KernelChoice:
+    """The kernel for one M bucket.  Small M streams weights: on sm_90+ through the bulk-copy pipeline (persistent
+    stream-K, gemm_wna16_sm90.cuh) when K allows it (``k``: the layer's K; 0 = any), else the cp.async kernel with
+    split-K; large M uses wider token tiles and more rows per warp to reuse each dequantized fragment across more
+    MMAs.  ``HUMMING_PIPELINE=cp_async|bulk`` restricts the choice to one pipeline (A/B tests)."""
     info = arch_info(arch, sms)
     bucket = m_bucket(bucket)   # any M maps to its bucket
-    # From `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean over the three
-    # default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
-    if bucket <= 8:
-        cands = [KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
-    elif bucket <= 16:
-        cands = [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 8, 1, 2, 2, 3), KernelChoice(16, 4, 1, 2, 2, 3)]
-    elif bucket <= 32:
-        cands = [KernelChoice(32, 8, 1, 2, 2, 4), KernelChoice(32, 8, 1, 2, 2, 3), KernelChoice(32, 4, 1, 2, 2, 3)]
-    elif bucket <= 64:
-        cands = [KernelChoice(64, 8, 1, 2, 2, 4), KernelChoice(64, 8, 1, 2, 2, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
-    else:
-        # M > 64: 64-token tiles, two m16 tiles per warp (each dequantized fragment feeds 16 MMAs).
-        cands = [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
-    for c in cands + [KernelChoice(min(bucket, 64) if bucket >= 16 else 8, 4, 1, 1, 1, 2)]:
+    only = os.environ.get("HUMMING_PIPELINE", "")
+    if only and only not in PIPELINES:
+        raise ValueError(f"HUMMING_PIPELINE must be one of {PIPELINES}, got {only!r}")
+    cands = []
+    if _has_bulk(arch) and only != "cp_async":
+        cands += [c for c in _bulk_candidates(bucket) if c.runs_shape(k or c.block_k)]
+    # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
+    # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
+    if only != "bulk" or not cands:
+        if bucket <= 8:
+            cands += [KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
+        elif bucket <= 16:
+            cands += [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 8, 1, 2, 2, 3), KernelChoice(16, 4, 1, 2, 2, 3)]
+        elif bucket <= 32:
+            cands += [KernelChoice(32, 8, 1, 2, 2, 4), KernelChoice(32, 8, 1, 2, 2, 3), KernelChoice(32, 4, 1, 2, 2, 3)]
+        elif bucket <= 64:
+            cands += [KernelChoice(64, 8, 1, 2, 2, 4), KernelChoice(64, 8, 1, 2, 2, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
+        else:
+            # M > 64: 64-token tiles, two m16 tiles per warp (each dequantized fragment feeds 16 MMAs).
+            cands += [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
+        cands.append(KernelChoice(min(bucket, 64) if bucket >= 16 else 8, 4, 1, 1, 1, 2))
+    for c in cands:
         if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero):
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
-                print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero}: {c.short()}")
+                print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero} K={k or 'any'}: "
+                      f"{c.short()}")
             return c
     raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
 
@@ -153,10 +222,13 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
 
 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
-    """Every choice the heuristics can emit for this (arch, bits, group, zero) -- what CI compiles."""
+    """Every choice the heuristics can emit for this (arch, bits, group, zero) -- what CI compiles: per M bucket the
+    choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom column, never a multiple of a
+    two-atom stage)."""
     seen = []
     for b in M_BUCKETS:
-        c = choose_kernel(arch, b, bits, group, zero)
-        if c not in seen:
-            seen.append(c)
+        for k in (0, 64):
+            c = choose_kernel(arch, b, bits, group, zero, k=k)
+            if c not in seen:
+                seen.append(c)
     return seen

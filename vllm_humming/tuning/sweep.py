@@ -49,6 +49,27 @@ def time_graph(fns, replays=20):
     return statistics.median(ts)
 
 
+def bulk_candidates(bucket: int):
+    """Bulk-copy pipeline (sm_90+) search space for M <= 64: token tile = the bucket (8 for M <= 8), 4-8 math warps,
+    1-4 atoms per stage, ring depth 2..12 with at most ~110 KB (two blocks per SM) or ~220 KB (one)."""
+    if bucket > 64:
+        return []
+    bt = max(8, bucket)
+    out = []
+    for wn, tm, wk, ak in itertools.product((2, 4, 8), (1, 2), (1, 2), (1, 2, 4)):
+        warps = wn * wk
+        if ak % wk or warps < 4 or warps > 8 or (bt >= 32 and tm * bt > 64):
+            continue
+        base = KernelChoice(bt, wn, tm, wk, ak, 2, "bulk")
+        stage = base.smem_bytes(4, 1, False) // 2
+        for budget in (110 << 10, 220 << 10):
+            st = min(12, max(2, budget // max(1, stage)))
+            c = KernelChoice(bt, wn, tm, wk, ak, st, "bulk")
+            if c not in out:
+                out.append(c)
+    return out
+
+
 def candidates(bucket: int):
     """The search space per M bucket: token tiles up to the bucket (smaller tiles trade L2 re-reads of W for more
     blocks), 4..16 warps per block, K-warps dividing the stage's atom columns."""
@@ -74,6 +95,9 @@ def main(argv=None):
     ap.add_argument("--max-cands", type=int, default=400)
     ap.add_argument("--min-bytes", type=int, default=512 << 20)
     ap.add_argument("--json", default="")
+    ap.add_argument("--pipeline", default="both", choices=("both", "cp_async", "bulk"))
+    ap.add_argument("--choices", default="", help="explicit candidates (short names, comma-separated) instead of "
+                    "the search space, e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk")
     args = ap.parse_args(argv)
     desc = WeightDesc.parse(args.desc)
     results = []
@@ -92,7 +116,12 @@ def main(argv=None):
             bucket = m_bucket(m)
             heur = base._choice(bucket)
             rows = []
-            cands = [heur] + [c for c in candidates(bucket) if c != heur][: args.max_cands]
+            pool = (candidates(bucket) if args.pipeline != "bulk" else []) + \
+                (bulk_candidates(bucket) if args.pipeline != "cp_async" and base.arch >= "sm_90" else [])
+            if args.choices:
+                pool = [KernelChoice.parse(c) for c in args.choices.split(",")]
+                pool = [c for c in pool if c.bt == max(8, min(bucket, 64))]
+            cands = [heur] + [c for c in pool if c != heur and c.runs_shape(k)][: args.max_cands]
             from ..jit import compile_many
             from ..ops.gemm import _spec
 

@@ -1,0 +1,213 @@
+// humming/gemm_wna16_sm90.cuh -- the WnA16 GEMM for small M on sm_90+: warp-specialized, bulk-copy pipeline,
+// persistent stream-K schedule.  Same math (wna16_math.cuh), same packed layout (layout.cuh) and the same kernel
+// arguments as gemm_wna16.cuh; only the way stages reach shared memory and the way work is split differ.
+//
+// Why: the cp.async kernel (every thread copies 16-byte pieces, then waits on cp.async.wait_group + __syncthreads)
+// streams int2 weights no faster than int4 ones at M = 1 -- it is bound by the per-stage round trip, not by bytes.
+// Here one PRODUCER warp keeps kStages stages in flight with a handful of bulk copies per stage (one per atom column
+// of W -- a column of the block's rows is one contiguous run in layout.cuh --, one per token row of x, one per group
+// of scales / zero terms), and the MATH warps only wait on the stage's mbarrier (bulk.cuh).  No block-wide barrier
+// in the main loop.
+//
+// Work decomposition
+//   tile  = kBT tokens x kBN weight rows of the output; tiles ordered token tile fastest, then weight-row tile.
+//   unit  = one stage (kAtomsK x 64 K columns) of one tile; a tile has S = K64 / kBK units.
+//   grid  = G persistent blocks (at most the resident slots); block b owns the contiguous unit range
+//           [b * U / G, (b + 1) * U / G) of the U = tiles * S units ("stream-K"): every block streams the same number
+//           of weight bytes (+-1 stage), there is no wave tail, and the pipeline never drains between tiles.
+//   block = kWarpsN x kWarpsK math warps (wna16_math.cuh) + 1 producer warp (the last one).
+// A tile covered by one block's range is written directly.  A tile split between blocks: each contributor writes its
+// fp32 partial tile to the workspace slot (block, first-or-last segment of the block), takes a ticket, and the last
+// to arrive sums the contributors' partials in block order (deterministic) and writes y.  It resets the ticket, so
+// counters are zero between calls (CUDA-graph replays need no memset).
+//
+// Requirements (checked on the host, which otherwise picks gemm_wna16.cuh): K % 64 == 0 and (K / 64) % kAtomsK == 0
+// (every stage is a whole stage -- no zero-fill needed), x rows 16-byte aligned, N16 a multiple of 16 (always).
+#pragma once
+
+#include "humming/bulk.cuh"
+#include "humming/wna16_math.cuh"
+
+namespace humming {
+
+// Shared-memory plan (must equal KernelChoice.smem_bytes for pipeline "bulk" in vllm_humming/tuning/heuristics.py).
+template <class Cfg> struct BulkSmem {
+  static constexpr int kXRowElems = XTilePadded<Cfg::kBK>::kRowElems;
+  static constexpr int kX = Cfg::kBT * kXRowElems * 2;
+  static constexpr int kStage = Cfg::kSmemW + kX + Cfg::kSmemS + Cfg::kSmemZ;
+  static constexpr int kRing = kStage * Cfg::kStages;
+  static constexpr int kReduce = Cfg::kSmemReduce;   // not aliased with the ring: the producer streams on meanwhile
+  static constexpr int kBars = 2 * Cfg::kStages * 8;
+  static constexpr int kBytes = kRing + kReduce + kBars + 16;
+  static_assert(kX % 16 == 0 && kStage % 16 == 0 && kReduce % 16 == 0, "bulk copies need 16-byte aligned targets");
+};
+
+template <class Cfg>
+__device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
+                                                const typename Cfg::T* __restrict__ gscale,
+                                                const typename Cfg::T* __restrict__ gzero,
+                                                const float* __restrict__ chscale, const float* __restrict__ tscale,
+                                                const typename Cfg::T* __restrict__ bias,
+                                                typename Cfg::T* __restrict__ y, float* __restrict__ ws,
+                                                int* __restrict__ tickets, int M, int N, int K, int N16, int K64) {
+  using T = typename Cfg::T;
+  using Smem = BulkSmem<Cfg>;
+  constexpr int kBN = Cfg::kBN;
+  constexpr int kBK = Cfg::kBK;
+  constexpr int kBT = Cfg::kBT;
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kMathWarps = Cfg::kMathWarps;
+  constexpr int kMathThreads = 32 * kMathWarps;
+  constexpr int kAtomWords = Cfg::kAtomWords;
+  constexpr int kScaleCopies = Cfg::kGroupsPerStage * (Cfg::kZeroMode == kNoZero ? 1 : 2);
+
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + Smem::kRing + Smem::kReduce);
+  uint64_t* empty = full + kStages;
+  int* last_flag = reinterpret_cast<int*>(empty + kStages);
+  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage); };
+  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW); };
+  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX); };
+  auto stage_z = [&](int s) {
+    return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX + Cfg::kSmemS);
+  };
+
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int m_tiles = ceil_div(M, kBT);
+  const int n_atoms = N16 / 16;
+  const int units_per_tile = (K64 / 64) / Cfg::kAtomsK;
+  const long long G = gridDim.x;
+  const long long U = (long long)m_tiles * ceil_div(N16, kBN) * units_per_tile;
+  const long long u_begin = (long long)blockIdx.x * U / G;
+  const long long u_end = (long long)(blockIdx.x + 1) * U / G;
+  auto range_start = [&](long long b) { return b * U / G; };
+  auto block_of = [&](long long u) { return ((u + 1) * G - 1) / U; };   // largest b with range_start(b) <= u
+
+  if (threadIdx.x == 0) {
+#pragma unroll 1
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full + s, 1);             // the producer's arrive.expect_tx
+      mbar_init(empty + s, kMathWarps);   // one arrival per math warp
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  // ------------------------------------------------------------------------------------------------ producer warp
+  if (warp == kMathWarps) {
+    const uint64_t policy = make_l2_evict_first();
+    int i = 0;
+#pragma unroll 1
+    for (long long u = u_begin; u < u_end; ++u, ++i) {
+      const int s = i % kStages;
+      const uint32_t phase = (i / kStages) & 1;
+      const int tile = (int)(u / units_per_tile);
+      const int ka0 = (int)(u % units_per_tile) * Cfg::kAtomsK;
+      const int m0 = (tile % m_tiles) * kBT;
+      const int n_atom0 = (tile / m_tiles) * (kBN / 16);
+      const uint32_t w_bytes = min(kBN / 16, n_atoms - n_atom0) * kAtomWords * 4;   // one atom column, valid rows
+      const int rows = min(kBT, M - m0);
+      const uint32_t s_bytes = min(kBN, N16 - n_atom0 * 16) * 2;
+      const uint32_t total = Cfg::kAtomsK * w_bytes + rows * (kBK * 2) + kScaleCopies * s_bytes;
+      mbar_wait(empty + s, phase ^ 1);   // the math warps are done with this slot's previous contents
+      if (lane == 0) mbar_arrive_expect_tx(full + s, total);
+      __syncwarp();
+      const int copies = Cfg::kAtomsK + rows + kScaleCopies;
+#pragma unroll 1
+      for (int j = lane; j < copies; j += 32) {
+        if (j < Cfg::kAtomsK) {
+          // atom column ka0 + j, atom rows n_atom0 .. : contiguous in layout.cuh's memory order
+          const uint32_t* src = w + ((size_t)(ka0 + j) * n_atoms + n_atom0) * kAtomWords;
+          bulk_copy_g2s_hint(stage_w(s) + j * (kBN / 16) * kAtomWords, src, w_bytes, full + s, policy);
+        } else if (j < Cfg::kAtomsK + rows) {
+          const int r = j - Cfg::kAtomsK;
+          const T* src = x + (size_t)(m0 + r) * K + (size_t)ka0 * 64;
+          bulk_copy_g2s(stage_x(s) + r * Smem::kXRowElems, src, kBK * 2, full + s);
+        } else {
+          const int q = j - Cfg::kAtomsK - rows;
+          const int gi = Cfg::kZeroMode == kNoZero ? q : q / 2;
+          const bool zero = Cfg::kZeroMode != kNoZero && (q % 2) == 1;
+          const size_t off = (size_t)((ka0 * 64) / Cfg::kGroup + gi) * N16 + n_atom0 * 16;
+          bulk_copy_g2s((zero ? stage_z(s) : stage_s(s)) + gi * kBN, (zero ? gzero : gscale) + off, s_bytes,
+                        full + s);
+        }
+      }
+    }
+    return;   // copies in flight complete on their own; the math warps keep the block alive until they land
+  }
+
+  // ------------------------------------------------------------------------------------------------ math warps
+  const int wn = warp % Cfg::kWarpsN;
+  const int wk = warp / Cfg::kWarpsN;
+  Wna16Math<Cfg, XTilePadded<kBK>> math(wn, wk, lane);
+  float* red = reinterpret_cast<float*>(smem + Smem::kRing);
+  auto sync_math = [] { named_barrier_sync(1, kMathThreads); };
+
+  int i = 0;
+  long long seg_first = u_begin;   // first unit of the current tile segment
+#pragma unroll 1
+  for (long long u = u_begin; u < u_end; ++u, ++i) {
+    const int s = i % kStages;
+    mbar_wait(full + s, (i / kStages) & 1);
+    math.stage(stage_w(s), stage_x(s), stage_s(s), stage_z(s));
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty + s);
+
+    const int st = (int)(u % units_per_tile);
+    if (st != units_per_tile - 1 && u != u_end - 1) continue;
+
+    // ---- end of a tile segment: units [seg_first, u] of tile u / S
+    const long long tile = u / units_per_tile;
+    const int m0 = (int)(tile % m_tiles) * kBT;
+    const int n0 = (int)(tile / m_tiles) * kBN;
+    math.reduce_k(red, sync_math);
+    const bool whole = (seg_first % units_per_tile == 0) && st == units_per_tile - 1;
+    if (whole) {
+      if (wk == 0) {
+        math.for_each_output([&](int mr, int nr, float v) {
+          const int n = n0 + nr, m = m0 + mr;
+          if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
+        });
+      }
+      if constexpr (Cfg::kWarpsK > 1) sync_math();   // `red` is rewritten by the next tile's reduction
+    } else {
+      const int slot = seg_first == u_begin ? 0 : 1;   // the block's first segment, or its last
+      float* mine = ws + ((size_t)blockIdx.x * 2 + slot) * (kBT * kBN);
+      if (wk == 0) {
+        math.for_each_output([&](int mr, int nr, float v) { __stcg(mine + mr * kBN + nr, v); });
+      }
+      __threadfence();
+      sync_math();
+      const long long tile_first = tile * units_per_tile;
+      const long long b_lo = block_of(tile_first);
+      const long long b_hi = block_of(tile_first + units_per_tile - 1);
+      if (threadIdx.x == 0) {
+        const int prev = atomicAdd(tickets + tile, 1);
+        *last_flag = prev == (int)(b_hi - b_lo);
+      }
+      sync_math();
+      if (*last_flag) {
+        __threadfence();
+#pragma unroll 1
+        for (int e = threadIdx.x; e < kBT * kBN; e += kMathThreads) {
+          const int m = m0 + e / kBN, n = n0 + e % kBN;
+          if (m >= M || n >= N) continue;
+          float sum = 0.f;
+#pragma unroll 1
+          for (long long b = b_lo; b <= b_hi; ++b) {
+            const int bslot = range_start(b) >= tile_first ? 0 : 1;
+            sum += __ldcg(ws + ((size_t)b * 2 + bslot) * (kBT * kBN) + e);
+          }
+          y[(size_t)m * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
+        }
+        if (threadIdx.x == 0) tickets[tile] = 0;
+      }
+      sync_math();   // last_flag and `red` are reused by the next segment
+    }
+    math.clear();
+    seg_first = u + 1;
+  }
+}
+
+}  // namespace humming

@@ -1,0 +1,131 @@
+"""GPU: the two mainloops (cp.async ring with split-K, bulk-copy pipeline with persistent stream-K) against the fp32
+reference, with forced execution choices -- every stream-K corner: tiles split across 2+ blocks, blocks spanning
+several tiles, several token tiles, N not a multiple of the block's rows, more blocks than tiles, one block.
+
+Output poisoned with NaN before each call; fresh random inputs per case; repeated calls must be bit-identical
+(the split reduction is deterministic).
+"""
+
+import pytest
+import torch
+
+from vllm_humming.desc import WeightDesc
+from vllm_humming.ops.gemm import GemmLayer
+from vllm_humming.reference import quantize_weight, reference_gemm
+from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+def _bulk_ok():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9
+
+
+BULK = [
+    KernelChoice(8, 4, 2, 1, 2, 8, "bulk"),
+    KernelChoice(8, 4, 1, 2, 2, 4, "bulk"),
+    KernelChoice(16, 4, 2, 2, 2, 6, "bulk"),
+    KernelChoice(32, 4, 2, 2, 2, 5, "bulk"),
+    KernelChoice(64, 8, 1, 1, 2, 4, "bulk"),
+    KernelChoice(16, 2, 1, 1, 1, 3, "bulk"),
+]
+
+FORMATS = ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint3b4,s:g128:bfloat16",
+           "w:uint8b128,s:channel:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu",
+           "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", "w:uint4,s:g32:float16,zp:float",
+           "w:uint2b2,s:g256:bfloat16"]
+
+
+def _run(desc_str, n, k, m, choice, dtype=torch.bfloat16, bias=True, grid_cap=None, tol=1.2e-2):
+    desc = WeightDesc.parse(desc_str)
+    w = torch.randn(n, k, device="cuda") * 0.05
+    b = torch.randn(n, device="cuda") if bias else None
+    qw = quantize_weight(w, desc, name=f"pipe[{desc_str}]", bias=b)
+    layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
+    if grid_cap is not None:
+        layer.info = type(layer.info)(layer.info.arch, grid_cap, layer.info.smem_per_block, layer.info.smem_per_sm)
+    x = torch.randn(m, k, device="cuda", dtype=dtype)
+    ref = reference_gemm(x.float(), qw)
+    outs = []
+    for _ in range(2):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+        outs.append(layer(x, out=out))
+    torch.cuda.synchronize()
+    y = outs[0]
+    assert not torch.isnan(y).any(), f"{choice.short()}: unwritten or NaN outputs"
+    rel = ((y.float() - ref).norm() / ref.norm().clamp(min=1e-6)).item()
+    assert rel < tol, f"{desc_str} {choice.short()} N={n} K={k} M={m}: rel err {rel:.3e}"
+    assert torch.equal(outs[0], outs[1]), f"{choice.short()}: two calls differ (non-deterministic reduction)"
+    return rel
+
+
+@pytest.mark.skipif(not _bulk_ok(), reason="bulk pipeline needs sm_90+")
+@pytest.mark.parametrize("choice", BULK, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 5, 16, 17, 33, 64])
+def test_bulk_int4_shapes(choice, m):
+    if m > 64:
+        pytest.skip("bulk pipeline serves M <= 64")
+    for n, k in [(4096, 4096), (1000, 1024), (200, 8192), (6144, 512), (16, 128)]:
+        if (k // 64) % choice.atoms_k:
+            continue
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.skipif(not _bulk_ok(), reason="bulk pipeline needs sm_90+")
+@pytest.mark.parametrize("desc", FORMATS)
+@pytest.mark.parametrize("m", [1, 17, 64])
+def test_bulk_formats(desc, m):
+    choice = {1: BULK[0], 17: BULK[3], 64: BULK[4]}[m]
+    _run(desc, 1000, 2048, m, choice, dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)
+
+
+@pytest.mark.skipif(not _bulk_ok(), reason="bulk pipeline needs sm_90+")
+@pytest.mark.parametrize("blocks", [1, 3, 7, 1000])
+def test_bulk_grid_sizes(blocks):
+    """Stream-K with 1 block (one block walks every tile), a few blocks (tiles split 2-3 ways at odd points) and more
+    slots than units (one unit per block)."""
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 3, BULK[0], grid_cap=blocks)
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 40, BULK[4], grid_cap=blocks)
+
+
+@pytest.mark.parametrize("m", [1, 17, 64])
+def test_cp_async_forced(m, monkeypatch):
+    """The cp.async kernel still serves sm_80/89 and shapes the bulk pipeline cannot run."""
+    choice = {1: KernelChoice(8, 4, 2, 1, 1, 3), 17: KernelChoice(32, 8, 1, 2, 2, 4),
+              64: KernelChoice(64, 8, 1, 2, 2, 4)}[m]
+    _run("w:uint4b8,s:g128:bfloat16", 4096, 4096, m, choice)
+    _run("w:uint4,s:g64:bfloat16,zp:int", 1000, 1088, m, choice)
+
+
+def test_default_choice_falls_back_for_odd_k():
+    """K = 1088 (17 atoms) cannot be cut into two-atom stages: the heuristics pick the cp.async kernel."""
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(256, 1088, device="cuda") * 0.05, desc, name="oddk")
+    layer = GemmLayer(qw, None, torch.bfloat16)
+    assert not layer._choice(8).bulk
+    qw = quantize_weight(torch.randn(256, 1024, device="cuda") * 0.05, desc, name="evenk")
+    layer = GemmLayer(qw, None, torch.bfloat16)
+    assert layer._choice(8).bulk == _bulk_ok()
+
+
+@pytest.mark.skipif(not _bulk_ok(), reason="bulk pipeline needs sm_90+")
+def test_bulk_cuda_graph_replay():
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(3000, 4096, device="cuda") * 0.05, desc, name="graph")
+    layer = GemmLayer(qw, None, torch.bfloat16)
+    x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
+    y0 = layer(x).clone()
+    out = torch.empty_like(y0)
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        layer(x, out=out)
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        layer(x, out=out)
+    for _ in range(3):
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, y0)
