@@ -230,3 +230,135 @@ def test_launch_overhead_report(arch):
           f"Launcher.launch + current_stream() {us_launcher_stream:.2f}, KernelFunction.launch {us_generic:.2f}; "
           f"torch x.add_(0) for comparison {us_torch:.2f}")
     assert us_launcher < 40, f"Launcher.launch takes {us_launcher:.1f} us per call (target <= 15 us)"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# direct ctypes launch path vs cuda.bindings, programmatic dependent launch (vllm_humming.jit.launch)
+
+import ctypes  # noqa: E402
+
+_PDL_SRC = r'''
+extern "C" __global__ void humming_test_pdl_step(const float* __restrict__ x, float* __restrict__ y, int n, float a,
+                                                 long long spin) {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // let the next PDL launch start right away
+    asm volatile("griddepcontrol.wait;" ::: "memory");               // ... but x comes from the previous kernel
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) { }                                  // keep this kernel running a while
+    if (i < n) y[i] = x[i] * a + 1.0f;
+}
+'''
+
+
+def _pdl_fn(arch):
+    from vllm_humming.jit.spec import parse_arch
+
+    if parse_arch(arch)[0] < 90:
+        pytest.skip("programmatic dependent launch needs sm_90+")
+    return jit.load_kernel(jit.compile_kernel(jit.KernelSpec(name="humming_test_pdl_step", source=_PDL_SRC,
+                                                             arch=arch)))
+
+
+def _pdl_chain_reference(x0, steps, a):
+    y = x0.clone()
+    for _ in range(steps):
+        y = y * a + 1.0
+    return y
+
+
+def test_ctypes_and_bindings_paths_give_the_same_result(arch):
+    from vllm_humming.jit import launch as L
+
+    assert L.direct_launch_available(), L._direct_why
+    cfg = SelftestConfig(bm=16, bn=64, bk=64, warps_m=1, warps_n=4)
+    fn = jit.load_kernel(jit.compile_kernel(selftest_spec(arch, cfg)))
+    m, n, k = 45, 200, 128
+    a, b = _inputs(m, n, k, seed=9)
+    outs = {}
+    for path in ("ctypes", "bindings"):
+        launcher = jit.Launcher(fn, SELFTEST_ARG_TYPES, launch_path=path)
+        assert launcher.launch_path == path and launcher.mode == ("ctypes" if path == "ctypes" else "raw")
+        c = outs[path] = torch.full((m, n), float("nan"), device="cuda")
+        launcher.launch(cfg.grid(m, n), cfg.threads, 0, None, a, b, c, m, n, k, 0.75)
+    torch.cuda.synchronize()
+    _close(outs["ctypes"], a, b, 0.75)
+    assert torch.equal(outs["ctypes"], outs["bindings"])
+
+
+def test_pdl_chain_is_correct(arch):
+    fn = _pdl_fn(arch)
+    n, steps, alpha = 50_000, 8, 0.5
+    x0 = torch.randn(n, device="cuda")
+    bufs = [x0] + [torch.full((n,), float("nan"), device="cuda") for _ in range(steps)]
+    grid, block = (n + 255) // 256, 256
+    for path in ("ctypes", "bindings"):
+        launcher = jit.Launcher(fn, ("ptr", "ptr", "i32", "f32", "i64"), pdl=True, launch_path=path)
+        assert launcher.pdl and launcher.mode == ("ctypes-pdl" if path == "ctypes" else "raw-pdl")
+        for t in bufs[1:]:
+            t.fill_(float("nan"))
+        for i in range(steps):
+            launcher.launch(grid, block, 0, None, bufs[i], bufs[i + 1], n, alpha, 20_000)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(bufs[-1], _pdl_chain_reference(x0, steps, alpha), rtol=1e-5, atol=1e-5)
+    # the generic launch with pdl, mixed with ordinary launches on the same stream
+    out = torch.full((n,), float("nan"), device="cuda")
+    fn.launch(grid, block, 0, None, (x0, bufs[1], n, alpha, ctypes.c_int64(20_000)), pdl=True)
+    fn.launch(grid, block, 0, None, (bufs[1], out, n, alpha, ctypes.c_int64(0)), pdl=True)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, _pdl_chain_reference(x0, 2, alpha), rtol=1e-5, atol=1e-5)
+
+
+def test_pdl_launches_inside_a_cuda_graph(arch):
+    fn = _pdl_fn(arch)
+    n, steps, alpha = 4096, 4, 2.0
+    launcher = jit.Launcher(fn, ("ptr", "ptr", "i32", "f32", "i64"), pdl=True)
+    x0 = torch.randn(n, device="cuda")
+    bufs = [x0] + [torch.zeros(n, device="cuda") for _ in range(steps)]
+    grid = (n + 127) // 128
+
+    def run():
+        for i in range(steps):
+            launcher.launch(grid, 128, 0, None, bufs[i], bufs[i + 1], n, alpha, 5_000)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        run()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        run()
+    x0.copy_(torch.randn(n, device="cuda"))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(bufs[-1], _pdl_chain_reference(x0, steps, alpha), rtol=1e-5, atol=1e-4)
+
+
+def test_launch_path_overhead_report(arch):
+    """Host us per Launcher.launch of a no-op kernel: cuda.bindings vs the direct ctypes path (and PDL); print only."""
+    from vllm_humming.jit import launch as L
+
+    src = 'extern "C" __global__ void humming_test_noop2(float* x, int n) { if (n < 0) x[0] = 1.f; }\n'
+    fn = jit.load_kernel(jit.compile_kernel(jit.KernelSpec(name="humming_test_noop2", source=src, arch=arch)))
+    x = torch.zeros(1, device="cuda")
+    h = torch.cuda.current_stream().cuda_stream
+    iters = 5000
+    launchers = {"bindings": jit.Launcher(fn, ("ptr", "i32"), launch_path="bindings"),
+                 "ctypes": jit.Launcher(fn, ("ptr", "i32"), launch_path="ctypes"),
+                 "bindings+pdl": jit.Launcher(fn, ("ptr", "i32"), launch_path="bindings", pdl=True),
+                 "ctypes+pdl": jit.Launcher(fn, ("ptr", "i32"), launch_path="ctypes", pdl=True)}
+    res = {}
+    for _ in range(2):  # two rounds, keep the best: the first one warms caches
+        for name, launcher in launchers.items():
+            launch = launcher.launch
+            for _ in range(200):
+                launch(1, 32, 0, h, x, 1)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                launch(1, 32, 0, h, x, 1)
+            dt = (time.perf_counter() - t0) / iters * 1e6
+            torch.cuda.synchronize()
+            res[name] = min(res.get(name, dt), dt)
+    print(f"\nhost us per Launcher.launch (entry points from {L._direct_api().source}): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in res.items()))

@@ -10,20 +10,43 @@
   the new values into the cells and makes one driver call.
 * Every driver call's ``CUresult`` is checked; failures raise :class:`CudaError` naming the call and the error.
 
+Launch paths (``$HUMMING_LAUNCH_PATH``, read when a :class:`KernelFunction` is created):
+
+* ``ctypes`` (the default whenever it is available): ``cuLaunchKernel`` / ``cuLaunchKernelEx`` are resolved once as
+  plain C function pointers (through cuda.bindings' ``cuGetProcAddress``, i.e. from the same libcuda with the same
+  per-thread-default-stream choice as cuda.bindings; else from ``libcuda.so.1``'s exported symbols) and called
+  through ctypes with plain ints and pre-built ``c_void_p`` handles: no ``CUstream`` objects, no result tuples.
+* ``bindings``: ``cuda.bindings.driver.cuLaunchKernel`` (the previous path; also the fallback when libcuda cannot be
+  resolved, e.g. on a machine without a driver).
+
+Programmatic dependent launch (PDL, sm_90+): ``Launcher(..., pdl=True)`` / ``KernelFunction.launch(..., pdl=True)``
+launch through ``cuLaunchKernelEx`` with one ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 1``
+attribute, so the kernel may start while the previous kernel in the stream is still running.  The KERNEL must then
+execute ``griddepcontrol.wait`` (``cudaGridDependencySynchronize()``) before it reads anything written by earlier
+kernels in the stream (and before it writes memory that earlier kernels may still read); it may execute
+``griddepcontrol.launch_dependents`` to let the next PDL launch start early.  Without ``pdl`` (or for a kernel built
+for an arch below sm_90) the attribute is simply not set and the launch is an ordinary stream-ordered one.
+
 Nothing here runs at import: the module imports without a GPU and without cuda-bindings.
 """
 
 from __future__ import annotations
 
 import ctypes
+import operator
+import os
+import struct
 import threading
-from typing import Any, Dict, Optional, Sequence, Tuple
+import warnings
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from .errors import CudaError, JitError, JitSetupError
 from .spec import CompiledKernel, parse_arch
 
 __all__ = ["load_kernel", "KernelFunction", "Launcher", "current_arch", "arch_for_capability", "binary_runs_on",
-           "ARG_TYPES", "unload_all"]
+           "ARG_TYPES", "unload_all", "LAUNCH_PATH_ENV", "LAUNCH_PATHS", "resolve_launch_path",
+           "direct_launch_available", "CUlaunchAttributeValue", "CUlaunchAttribute", "CUlaunchConfig",
+           "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"]
 
 _drv_mod = None
 _lock = threading.RLock()
@@ -102,6 +125,189 @@ def _ctx_for(dev: int):
             ctx = _check(d.cuDevicePrimaryCtxRetain(cudev), f"cuDevicePrimaryCtxRetain({dev})")
             _primary_ctx[dev] = ctx
         return ctx
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# direct driver entry points (the "ctypes" launch path) and the cuLaunchKernelEx structs
+
+LAUNCH_PATH_ENV = "HUMMING_LAUNCH_PATH"
+LAUNCH_PATHS = ("ctypes", "bindings")
+
+# cuda.h (CUDA 13.0): CUlaunchAttributeID CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+_CUDA_ERROR_INVALID_CONTEXT = 201  # cuda.h CUresult CUDA_ERROR_INVALID_CONTEXT
+
+
+class _ProgrammaticEvent(ctypes.Structure):
+    _fields_ = [("event", ctypes.c_void_p), ("flags", ctypes.c_int), ("triggerAtBlockStart", ctypes.c_int)]
+
+
+class _Dim3u(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+class CUlaunchAttributeValue(ctypes.Union):
+    """cuda.h ``CUlaunchAttributeValue``: a union padded to 64 bytes, 8-byte aligned (it has pointer members).  Only
+    the members we use (and one pointer member that fixes the alignment) are spelled out."""
+
+    _fields_ = [("pad", ctypes.c_char * 64),
+                ("cooperative", ctypes.c_int),
+                ("clusterDim", _Dim3u),
+                ("programmaticStreamSerializationAllowed", ctypes.c_int),
+                ("programmaticEvent", _ProgrammaticEvent),
+                ("priority", ctypes.c_int)]
+
+
+class CUlaunchAttribute(ctypes.Structure):
+    """cuda.h ``CUlaunchAttribute``: ``CUlaunchAttributeID id`` (a 4-byte enum), ``char pad[4]``, the 64-byte value
+    at offset 8; 72 bytes."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", CUlaunchAttributeValue)]
+
+
+class CUlaunchConfig(ctypes.Structure):
+    """cuda.h ``CUlaunchConfig``: seven ``unsigned int`` (grid, block, dynamic smem), ``hStream`` at offset 32,
+    ``attrs`` at 40, ``numAttrs`` at 48; 56 bytes."""
+
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(CUlaunchAttribute)), ("numAttrs", ctypes.c_uint)]
+
+
+# one call rewrites grid, block, smem and the stream of a CUlaunchConfig in place (7 x u32, 4 pad bytes, u64 stream)
+_CONFIG_HEAD = struct.Struct("=7I4xQ")
+_pack_config = _CONFIG_HEAD.pack_into
+
+
+class _LaunchConfig:
+    """A CUlaunchConfig with its attribute array, built once; :meth:`set` patches grid/block/smem/stream per launch.
+    ``pdl`` sets the programmatic-stream-serialization attribute, otherwise ``numAttrs`` is 0."""
+
+    __slots__ = ("config", "attr", "ptr", "pdl")
+
+    def __init__(self, pdl: bool):
+        self.pdl = bool(pdl)
+        self.attr = CUlaunchAttribute()
+        self.attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        self.attr.value.programmaticStreamSerializationAllowed = 1
+        self.config = CUlaunchConfig()
+        self.config.attrs = ctypes.pointer(self.attr)
+        self.config.numAttrs = 1 if self.pdl else 0
+        self.ptr = ctypes.c_void_p(ctypes.addressof(self.config))
+
+    def set(self, gx, gy, gz, bx, by, bz, smem, stream_h) -> None:
+        _pack_config(self.config, 0, gx, gy, gz, bx, by, bz, smem, stream_h)
+
+
+# No argtypes: ctypes passes Python ints as C int (the unsigned-int dimensions) and c_void_p / None as pointers,
+# which is about twice as fast as per-argument argtypes conversion.  Pointer-sized values must therefore always be
+# passed as c_void_p (or None), never as bare ints.
+_LAUNCH_PROTO = ctypes.CFUNCTYPE(ctypes.c_int)
+
+
+class _DirectAPI:
+    """``cuLaunchKernel`` and ``cuLaunchKernelEx`` as ctypes function pointers; ``source`` says where they came
+    from ("cuGetProcAddress", "libcuda.so.1" or a test)."""
+
+    __slots__ = ("launch_kernel", "launch_kernel_ex", "source", "addresses")
+
+    def __init__(self, launch_kernel_addr: int, launch_kernel_ex_addr: int, source: str):
+        if not launch_kernel_addr or not launch_kernel_ex_addr:
+            raise ValueError("cuLaunchKernel / cuLaunchKernelEx entry point is NULL")
+        self.addresses = (int(launch_kernel_addr), int(launch_kernel_ex_addr))
+        self.launch_kernel = _LAUNCH_PROTO(self.addresses[0])
+        self.launch_kernel_ex = _LAUNCH_PROTO(self.addresses[1])
+        self.source = source
+
+
+_direct: Any = None  # None: not resolved yet; False: unavailable; else _DirectAPI
+_direct_why = ""
+_warned_fallback = False
+
+
+def _uses_ptds() -> bool:
+    # cuda.bindings' own switch, same truthiness (any non-empty value selects the per-thread default stream)
+    return bool(os.getenv("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", ""))
+
+
+def _resolve_direct_api() -> Tuple[Optional[_DirectAPI], str]:
+    """Find cuLaunchKernel / cuLaunchKernelEx; (api, "") or (None, why not)."""
+    ptds = _uses_ptds()
+    why = []
+    try:
+        d = _drv()
+        flags = (d.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM if ptds
+                 else d.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT)
+        addrs = []
+        for sym, ver in ((b"cuLaunchKernel", 4000), (b"cuLaunchKernelEx", 11060)):
+            res = d.cuGetProcAddress(sym, ver, flags)
+            if res[0] != _SUCCESS or not res[1]:
+                raise RuntimeError(f"cuGetProcAddress({sym.decode()}) returned {res[0]!r}, pfn={res[1]!r}")
+            addrs.append(int(res[1]))
+        return _DirectAPI(addrs[0], addrs[1], "cuGetProcAddress"), ""
+    except Exception as e:  # noqa: BLE001 - no driver, old bindings ...: try the exported symbols
+        why.append(f"cuda.bindings cuGetProcAddress: {e}")
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        suffix = "_ptsz" if ptds else ""
+        addrs = [ctypes.cast(getattr(lib, name + suffix), ctypes.c_void_p).value
+                 for name in ("cuLaunchKernel", "cuLaunchKernelEx")]
+        return _DirectAPI(addrs[0], addrs[1], "libcuda.so.1"), ""
+    except (OSError, AttributeError, ValueError) as e:
+        why.append(f"libcuda.so.1: {e}")
+    return None, "; ".join(why)
+
+
+def _direct_api() -> Optional[_DirectAPI]:
+    global _direct, _direct_why
+    if _direct is None:
+        with _lock:
+            if _direct is None:
+                api, _direct_why = _resolve_direct_api()
+                _direct = api if api is not None else False
+    return _direct or None
+
+
+def direct_launch_available() -> bool:
+    """True when cuLaunchKernel / cuLaunchKernelEx could be resolved for the direct ctypes launch path."""
+    return _direct_api() is not None
+
+
+def resolve_launch_path(path: Optional[str] = None) -> str:
+    """The launch path to use: ``path`` or, when None, ``$HUMMING_LAUNCH_PATH`` (default ``"ctypes"``).  ``"ctypes"``
+    degrades to ``"bindings"`` when the driver entry points cannot be resolved (silently for the default, with a
+    one-time warning when it was asked for explicitly)."""
+    global _warned_fallback
+    src = "launch_path"
+    if path is None:
+        src = LAUNCH_PATH_ENV
+        path = os.getenv(LAUNCH_PATH_ENV, "").strip().lower()
+    explicit = bool(path)
+    path = path or "ctypes"
+    if path not in LAUNCH_PATHS:
+        raise ValueError(f"{src}={path!r} is not a launch path; use 'ctypes' (direct cuLaunchKernel through ctypes, "
+                         "the default) or 'bindings' (cuda.bindings.driver.cuLaunchKernel)")
+    if path == "ctypes" and _direct_api() is None:
+        if explicit and not _warned_fallback:
+            _warned_fallback = True
+            warnings.warn(f"humming: the 'ctypes' launch path is not available ({_direct_why}); launching through "
+                          "cuda.bindings instead", RuntimeWarning, stacklevel=2)
+        return "bindings"
+    return path
+
+
+_PDL_WHAT = "cuLaunchKernelEx (programmatic dependent launch)"
+
+
+def _as_curesult(err):
+    """A direct call's int result -> the cuda.bindings CUresult (unknown codes stay ints)."""
+    if err.__class__ is not int:
+        return err
+    try:
+        return _drv().CUresult(err)
+    except ValueError:
+        return err
 
 
 def arch_for_capability(major: int, minor: int) -> str:
@@ -200,6 +406,8 @@ def _cell_for_value(v, i: int, name: str):
 def _dim3(x, what: str) -> Tuple[int, int, int]:
     if isinstance(x, int):
         return x, 1, 1
+    if hasattr(x, "__index__"):  # numpy / torch integer scalars
+        return operator.index(x), 1, 1
     t = tuple(int(v) for v in x)
     if not 1 <= len(t) <= 3:
         raise ValueError(f"{what} must be an int or a 1-3 tuple, got {x!r}")
@@ -221,22 +429,39 @@ def _stream_handle(stream, dev: int) -> int:
 
 class KernelFunction:
     """A loaded kernel on one device.  Use :meth:`launch` for occasional launches and :class:`Launcher` on hot
-    paths.  Attributes: ``name``, ``key``, ``device``, ``arch``, ``compiled`` (the :class:`CompiledKernel`)."""
+    paths.  Attributes: ``name``, ``key``, ``device``, ``arch``, ``compiled`` (the :class:`CompiledKernel`),
+    ``launch_path`` ("ctypes" or "bindings", see :func:`resolve_launch_path`), ``supports_pdl`` (arch >= sm_90)."""
 
-    def __init__(self, compiled: CompiledKernel, device: int, kernel, cufunc_handle):
+    def __init__(self, compiled: CompiledKernel, device: int, kernel, cufunc_handle, launch_path: Optional[str] = None):
         d = _drv()
         self.compiled = compiled
         self.name = compiled.spec.name
         self.key = compiled.key
         self.arch = compiled.spec.arch
+        self.supports_pdl = parse_arch(self.arch)[0] >= 90
         self.device = device
         self._kernel = kernel  # CUkernel
         self._cudev = d.CUdevice(device)
         self._handle = cufunc_handle  # CUfunction wrapping the CUkernel handle (what cuLaunchKernel takes)
+        # the raw handle value: cuda.bindings handle objects convert with int() to the handle itself (getPtr() would
+        # be the address of the object's storage)
+        self._handle_p = ctypes.c_void_p(int(cufunc_handle))
         self._max_smem = 48 * 1024  # the opt-out default of every device
         self._streams: Dict[int, Any] = {}
         self._launch = d.cuLaunchKernel
+        self._launch_ex = d.cuLaunchKernelEx
         self._CUstream = d.CUstream
+        self._direct: Optional[_DirectAPI] = None
+        self.launch_path = "bindings"
+        self.set_launch_path(launch_path)
+
+    def set_launch_path(self, path: Optional[str] = None) -> str:
+        """Choose how this function is launched: "ctypes", "bindings" or None (``$HUMMING_LAUNCH_PATH``, default
+        "ctypes"); returns the path actually used.  Launchers already built keep the path they were built with."""
+        path = resolve_launch_path(path)
+        self._direct = _direct_api() if path == "ctypes" else None
+        self.launch_path = path
+        return path
 
     # -- attributes -------------------------------------------------------------------------------------------
     def attribute(self, name: str) -> int:
@@ -286,36 +511,123 @@ class KernelFunction:
         return s
 
     def _launch_raw(self, gx, gy, gz, bx, by, bz, smem, stream_h: int, params_addr: int) -> None:
+        """One launch with the argument array at ``params_addr`` (the generic path; Launchers inline the direct
+        call)."""
+        if smem > self._max_smem:
+            self.set_max_smem(smem)
+        if self._direct is not None:
+            err = self._direct_call(False, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr)
+            if err:
+                self._direct_failed(err, False, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr)
+            return
+        err = self._launch(self._handle, gx, gy, gz, bx, by, bz, smem, self._cu_stream(stream_h), params_addr, 0)[0]
+        if err is not _SUCCESS:
+            self._launch_failed(err, (gx, gy, gz), (bx, by, bz), smem, stream_h, params_addr)
+
+    def _launch_raw_bindings(self, gx, gy, gz, bx, by, bz, smem, stream_h: int, params_addr: int) -> None:
+        """:meth:`_launch_raw` always through cuda.bindings (Launchers built with ``launch_path="bindings"``)."""
         if smem > self._max_smem:
             self.set_max_smem(smem)
         err = self._launch(self._handle, gx, gy, gz, bx, by, bz, smem, self._cu_stream(stream_h), params_addr, 0)[0]
         if err is not _SUCCESS:
             self._launch_failed(err, (gx, gy, gz), (bx, by, bz), smem, stream_h, params_addr)
 
-    def _launch_failed(self, err, grid, block, smem, stream_h, params_addr):
+    def _launch_raw_pdl(self, gx, gy, gz, bx, by, bz, smem, stream_h: int, params_addr: int) -> None:
+        """Like :meth:`_launch_raw`, through cuLaunchKernelEx with programmatic stream serialization (PDL)."""
+        if smem > self._max_smem:
+            self.set_max_smem(smem)
+        if self._direct is not None:
+            err = self._direct_call(True, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr)
+            if err:
+                self._direct_failed(err, True, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr)
+            return
+        self._launch_raw_pdl_bindings(gx, gy, gz, bx, by, bz, smem, stream_h, params_addr)
+
+    def _launch_raw_pdl_bindings(self, gx, gy, gz, bx, by, bz, smem, stream_h: int, params_addr: int) -> None:
+        """:meth:`_launch_raw_pdl` always through cuda.bindings."""
+        if smem > self._max_smem:
+            self.set_max_smem(smem)
+        err = self._bindings_ex(gx, gy, gz, bx, by, bz, smem, stream_h, params_addr)
+        if err is not _SUCCESS:
+            self._launch_failed(err, (gx, gy, gz), (bx, by, bz), smem, stream_h, params_addr,
+                                relaunch=lambda: self._bindings_ex(gx, gy, gz, bx, by, bz, smem, stream_h, params_addr),
+                                what=_PDL_WHAT)
+
+    def _bindings_ex(self, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr):
+        d = _drv()
+        cfg = d.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx, gy, gz
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = bx, by, bz
+        cfg.sharedMemBytes = smem
+        cfg.hStream = self._cu_stream(stream_h)
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        return d.cuLaunchKernelEx(cfg, self._handle, params_addr, 0)[0]
+
+    def _direct_call(self, pdl: bool, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr, cfg=None) -> int:
+        """One direct driver call (values converted with ``operator.index``); returns the CUresult as an int.  With
+        ``pdl``, ``cfg`` (a :class:`_LaunchConfig`) is reused when given, else a fresh one is built."""
+        ix = operator.index
+        gx, gy, gz, bx, by, bz, smem, stream_h = (ix(gx), ix(gy), ix(gz), ix(bx), ix(by), ix(bz), ix(smem),
+                                                  ix(stream_h))
+        for v, what in ((gx, "grid"), (gy, "grid"), (gz, "grid"), (bx, "block"), (by, "block"), (bz, "block"),
+                        (smem, "dynamic smem")):
+            if not 0 <= v < 2**32:
+                raise OverflowError(f"kernel {self.name}: {what} value {v} does not fit an unsigned 32-bit int")
+        params = ctypes.c_void_p(params_addr)
+        if pdl:
+            if cfg is None:
+                cfg = _LaunchConfig(True)
+            cfg.set(gx, gy, gz, bx, by, bz, smem, stream_h)
+            return self._direct.launch_kernel_ex(cfg.ptr, self._handle_p, params, None)
+        return self._direct.launch_kernel(self._handle_p, gx, gy, gz, bx, by, bz, smem, ctypes.c_void_p(stream_h),
+                                          params, None)
+
+    def _direct_slow(self, pdl, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr, cfg=None) -> None:
+        """A Launcher's inlined direct call could not convert its arguments (e.g. numpy ints): convert and launch."""
+        err = self._direct_call(pdl, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr, cfg)
+        if err:
+            self._direct_failed(err, pdl, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr, cfg)
+
+    def _direct_failed(self, err: int, pdl: bool, gx, gy, gz, bx, by, bz, smem, stream_h, params_addr,
+                       cfg=None) -> None:
+        self._launch_failed(_as_curesult(err), (gx, gy, gz), (bx, by, bz), smem, stream_h, params_addr,
+                            relaunch=lambda: _as_curesult(self._direct_call(pdl, gx, gy, gz, bx, by, bz, smem,
+                                                                            stream_h, params_addr, cfg)),
+                            what=_PDL_WHAT if pdl else "cuLaunchKernel")
+
+    def _launch_failed(self, err, grid, block, smem, stream_h, params_addr, relaunch: Optional[Callable] = None,
+                       what: str = "cuLaunchKernel"):
         if err == _INVALID_CONTEXT:
             # a thread without a current context launching on the legacy default stream: make the device's primary
             # context (the one torch uses) current and retry once
             d = _drv()
             _check(d.cuCtxSetCurrent(_ctx_for(self.device)), "cuCtxSetCurrent")
-            err = self._launch(self._handle, *grid, *block, smem, self._cu_stream(stream_h), params_addr, 0)[0]
+            if relaunch is None:
+                err = self._launch(self._handle, *grid, *block, smem, self._cu_stream(stream_h), params_addr, 0)[0]
+            else:
+                err = relaunch()
             if err == _SUCCESS:
                 return
         name, desc = _error_text(err)
-        raise CudaError(f"cuLaunchKernel of {self.name} [{self.arch}] failed: {name} ({desc}); grid={grid} "
+        raise CudaError(f"{what} of {self.name} [{self.arch}] failed: {name} ({desc}); grid={grid} "
                         f"block={block} dynamic smem={smem} stream={stream_h:#x} device={self.device}",
                         code=int(err), name=name)
 
-    def launch(self, grid, block, smem: int = 0, stream=None, args: Sequence[Any] = ()) -> None:
+    def launch(self, grid, block, smem: int = 0, stream=None, args: Sequence[Any] = (), pdl: bool = False) -> None:
         """Launch with generic argument conversion: tensors -> device pointers, Python ints -> int32, floats ->
         float32, None -> NULL, ctypes scalars/structs as given.  ``stream``: None (torch's current stream), an int
-        handle, or a torch.cuda.Stream."""
+        handle, or a torch.cuda.Stream.  ``pdl``: programmatic dependent launch (see the module docstring; ignored
+        below sm_90)."""
         cells = [_cell_for_value(v, i, self.name) for i, v in enumerate(args)]
         ptrs = (ctypes.c_void_p * max(1, len(cells)))(*[ctypes.addressof(c) for c in cells])
         gx, gy, gz = _dim3(grid, "grid")
         bx, by, bz = _dim3(block, "block")
-        self._launch_raw(gx, gy, gz, bx, by, bz, int(smem), _stream_handle(stream, self.device),
-                         ctypes.addressof(ptrs))
+        raw = self._launch_raw_pdl if pdl and self.supports_pdl else self._launch_raw
+        raw(gx, gy, gz, bx, by, bz, int(smem), _stream_handle(stream, self.device), ctypes.addressof(ptrs))
 
     def __repr__(self) -> str:
         return f"KernelFunction({self.name!r}, arch={self.arch}, device={self.device}, key={self.key[:12]})"
@@ -392,13 +704,35 @@ class Launcher:
     In-place use: ``launcher[i] = value`` updates one argument, ``launcher.launch_prepared(grid, block, smem, stream)``
     launches with the stored values.  A launch copies the argument values, so updating them afterwards (or during
     CUDA-graph capture) never affects work already enqueued.
+
+    ``pdl=True``: programmatic dependent launch through cuLaunchKernelEx (the kernel must ``griddepcontrol.wait``
+    before reading what earlier kernels wrote; see the module docstring).  It is not set for kernels built below
+    sm_90; ``launcher.pdl`` tells whether it is in effect.  ``launch_path``: "ctypes" / "bindings" / None (the
+    function's ``launch_path``); ``launcher.launch_path`` is the one in effect ("custom" for a KernelFunction subclass
+    with its own ``_launch_raw``).  Like its argument cells, a Launcher's
+    launch config is shared state: use one Launcher per thread.
     """
 
-    def __init__(self, fn: KernelFunction, arg_types: Sequence[Any], check_ranges: bool = False):
+    def __init__(self, fn: KernelFunction, arg_types: Sequence[Any], check_ranges: bool = False, pdl: bool = False,
+                 launch_path: Optional[str] = None):
         if not isinstance(fn, KernelFunction):
             raise TypeError(f"Launcher expects a KernelFunction (from load_kernel), got {type(fn).__name__}")
         self.fn = fn
         self.arg_types = tuple(arg_types)
+        self.pdl = bool(pdl) and getattr(fn, "supports_pdl", False)
+        if launch_path is None:
+            path = getattr(fn, "launch_path", "bindings")
+            direct = getattr(fn, "_direct", None) if path == "ctypes" else None
+        else:
+            path = resolve_launch_path(launch_path)
+            direct = _direct_api() if path == "ctypes" else None
+        if type(fn)._launch_raw is not KernelFunction._launch_raw:
+            # a subclass that launches by itself: always go through its _launch_raw
+            path, direct, raw = "custom", None, (fn._launch_raw_pdl if self.pdl else fn._launch_raw)
+        else:
+            raw = fn._launch_raw_pdl_bindings if self.pdl else fn._launch_raw_bindings
+        self.launch_path = path
+        self._direct = direct
         self._cells = []
         setters = []
         for i, t in enumerate(self.arg_types):
@@ -418,15 +752,73 @@ class Launcher:
         self._n = len(self._cells)
         self._ptrs = (ctypes.c_void_p * max(1, self._n))(*[ctypes.addressof(c) for c in self._cells])
         self._params = ctypes.addressof(self._ptrs)
-        self._launch_raw = fn._launch_raw
+        self._params_p = ctypes.c_void_p(self._params)
+        self._config = _LaunchConfig(True) if self.pdl and self._direct is not None else None
+        self._launch_raw = raw  # used when the direct call is not inlined
         self._dev = fn.device
-        self.launch = self._specialize()
+        self.launch, self.launch_prepared = self._specialize()
+
+    @property
+    def mode(self) -> str:
+        """How a launch reaches the driver: "ctypes" (inlined cuLaunchKernel), "ctypes-pdl" (inlined
+        cuLaunchKernelEx with the PDL attribute), "raw" (cuda.bindings through the function's
+        ``_launch_raw_bindings``, or a subclass's own ``_launch_raw``) or "raw-pdl"."""
+        if self._direct is not None:
+            return "ctypes-pdl" if self.pdl else "ctypes"
+        return "raw-pdl" if self.pdl else "raw"
 
     def _specialize(self):
-        """Generate ``launch`` for these argument types: each value is written straight into its ctypes cell (no
-        per-argument function call), then one ``_launch_raw``.  Same behaviour as :meth:`launch` below."""
+        """Generate ``launch`` and ``launch_prepared`` for these argument types: each value is written straight into
+        its ctypes cell (no per-argument function call), then one driver call: inlined through ctypes on the
+        "ctypes" path, ``_launch_raw`` otherwise.  Same behaviour as the :meth:`launch` / :meth:`launch_prepared`
+        methods below."""
         env = {"_dim3": _dim3, "_stream_handle": _stream_handle, "_self": self, "_n": self._n,
-               "_raw": self._launch_raw, "_params": self._params, "_dev": self._dev}
+               "_raw": self._launch_raw, "_params": self._params, "_dev": self._dev, "_fn": self.fn,
+               "_P": ctypes.c_void_p, "_ArgErr": ctypes.ArgumentError, "_pp": self._params_p}
+        body = ["    c = grid.__class__",
+                "    if c is tuple and len(grid) == 3:",
+                "        gx, gy, gz = grid",
+                "    elif c is int:",
+                "        gx, gy, gz = grid, 1, 1",
+                "    else:",
+                "        gx, gy, gz = _dim3(grid, 'grid')",
+                "    c = block.__class__",
+                "    if c is int:",
+                "        bx, by, bz = block, 1, 1",
+                "    elif c is tuple and len(block) == 3:",
+                "        bx, by, bz = block",
+                "    else:",
+                "        bx, by, bz = _dim3(block, 'block')",
+                "    if stream.__class__ is not int:",
+                "        stream = _stream_handle(stream, _dev)"]
+        mode = self.mode
+        if mode.startswith("raw"):
+            body.append("    _raw(gx, gy, gz, bx, by, bz, smem, stream, _params)")
+        else:
+            env["_h"] = self.fn._handle_p
+            body += ["    if smem > _fn._max_smem:",
+                     "        _fn.set_max_smem(smem)"]
+            if mode == "ctypes":
+                env["_cu"] = self._direct.launch_kernel
+                # ctypes would pass ints >= 2**32 truncated: out-of-range or non-int values take the checking path
+                body += ["    try:",
+                         "        if (gx | gy | gz | bx | by | bz | smem) >> 32:",
+                         "            raise _ArgErr",
+                         "        err = _cu(_h, gx, gy, gz, bx, by, bz, smem, _P(stream), _pp, None)",
+                         "    except (_ArgErr, TypeError):",
+                         "        return _fn._direct_slow(False, gx, gy, gz, bx, by, bz, smem, stream, _params)",
+                         "    if err:",
+                         "        _fn._direct_failed(err, False, gx, gy, gz, bx, by, bz, smem, stream, _params)"]
+            else:
+                env.update(_cuex=self._direct.launch_kernel_ex, _cfg=self._config, _cfgc=self._config.config,
+                           _cfgp=self._config.ptr, _pack=_pack_config)
+                body += ["    try:",
+                         "        _pack(_cfgc, 0, gx, gy, gz, bx, by, bz, smem, stream)",
+                         "    except Exception:",
+                         "        return _fn._direct_slow(True, gx, gy, gz, bx, by, bz, smem, stream, _params, _cfg)",
+                         "    err = _cuex(_cfgp, _h, _pp, None)",
+                         "    if err:",
+                         "        _fn._direct_failed(err, True, gx, gy, gz, bx, by, bz, smem, stream, _params, _cfg)"]
         lines = ["def launch(grid, block, smem, stream, *values):",
                  "    if len(values) != _n:",
                  "        _self._wrong_count(values)"]
@@ -442,29 +834,15 @@ class Launcher:
                 lines.append(f"    c{i}.value = v{i}")
             else:
                 lines.append(f"    s{i}(v{i})")
-        lines += [
-            "    c = grid.__class__",
-            "    if c is tuple and len(grid) == 3:",
-            "        gx, gy, gz = grid",
-            "    elif c is int:",
-            "        gx, gy, gz = grid, 1, 1",
-            "    else:",
-            "        gx, gy, gz = _dim3(grid, 'grid')",
-            "    c = block.__class__",
-            "    if c is int:",
-            "        bx, by, bz = block, 1, 1",
-            "    elif c is tuple and len(block) == 3:",
-            "        bx, by, bz = block",
-            "    else:",
-            "        bx, by, bz = _dim3(block, 'block')",
-            "    if stream.__class__ is not int:",
-            "        stream = _stream_handle(stream, _dev)",
-            "    _raw(gx, gy, gz, bx, by, bz, smem, stream, _params)",
-        ]
-        exec(compile("\n".join(lines), f"<humming Launcher {self.fn.name}>", "exec"), env)  # noqa: S102
-        fn = env["launch"]
-        fn.__doc__ = Launcher.launch.__doc__
-        return fn
+        lines += body
+        lines += ["", "", "def launch_prepared(grid, block, smem, stream):"] + body
+        src = "\n".join(lines)
+        exec(compile(src, f"<humming Launcher {self.fn.name} {mode}>", "exec"), env)  # noqa: S102
+        launch, prepared = env["launch"], env["launch_prepared"]
+        launch.__doc__ = Launcher.launch.__doc__
+        prepared.__doc__ = Launcher.launch_prepared.__doc__
+        self._source = src
+        return launch, prepared
 
     def _wrong_count(self, values):
         raise TypeError(f"Launcher for {self.fn.name}: expected {self._n} kernel arguments "
@@ -513,7 +891,8 @@ class Launcher:
             s(v)
         self.launch_prepared(grid, block, smem, stream)
 
-    def launch_prepared(self, grid, block, smem, stream) -> None:
+    def launch_prepared(self, grid, block, smem, stream) -> None:  # replaced per instance by _specialize()
+        """Launch with the argument values already stored (``launcher[i] = v``)."""
         c = grid.__class__
         if c is tuple and len(grid) == 3:
             gx, gy, gz = grid
