@@ -449,8 +449,8 @@ class KernelFunction:
         self._max_smem = 48 * 1024  # the opt-out default of every device
         self._streams: Dict[int, Any] = {}
         self._launch = d.cuLaunchKernel
-        self._launch_ex = d.cuLaunchKernelEx
         self._CUstream = d.CUstream
+        self._pdl_attrs_b = None  # cuda.bindings [CUlaunchAttribute] for PDL on the bindings path, built on first use
         self._direct: Optional[_DirectAPI] = None
         self.launch_path = "bindings"
         self.set_launch_path(launch_path)
@@ -560,10 +560,12 @@ class KernelFunction:
         cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = bx, by, bz
         cfg.sharedMemBytes = smem
         cfg.hStream = self._cu_stream(stream_h)
-        attr = d.CUlaunchAttribute()
-        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-        attr.value.programmaticStreamSerializationAllowed = 1
-        cfg.attrs = [attr]
+        if self._pdl_attrs_b is None:
+            attr = d.CUlaunchAttribute()
+            attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attr.value.programmaticStreamSerializationAllowed = 1
+            self._pdl_attrs_b = [attr]
+        cfg.attrs = self._pdl_attrs_b
         cfg.numAttrs = 1
         return d.cuLaunchKernelEx(cfg, self._handle, params_addr, 0)[0]
 
