@@ -243,8 +243,11 @@ extern "C" __global__ void humming_test_pdl_step(const float* __restrict__ x, fl
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // let the next PDL launch start right away
     asm volatile("griddepcontrol.wait;" ::: "memory");               // ... but x comes from the previous kernel
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    long long t0 = clock64();
-    while (clock64() - t0 < spin) { }                                  // keep this kernel running a while
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0));
+    do {                                                               // keep this kernel running a while
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+    } while (t - t0 < spin);
     if (i < n) y[i] = x[i] * a + 1.0f;
 }
 '''
