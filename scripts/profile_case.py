@@ -6,7 +6,7 @@ from vllm_humming.reference import quantize_weight
 from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
 
 desc, n, k, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-ch = KernelChoice(*[int(v) for v in sys.argv[5].split(",")]) if len(sys.argv) > 5 else None
+ch = KernelChoice.parse(sys.argv[5]) if len(sys.argv) > 5 else None
 qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc))
 L = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): ch} if ch else None)
 x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)

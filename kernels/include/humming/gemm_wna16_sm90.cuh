@@ -119,7 +119,11 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
         if (j < Cfg::kAtomsK) {
           // atom column ka0 + j, atom rows n_atom0 .. : contiguous in layout.cuh's memory order
           const uint32_t* src = w + ((size_t)(ka0 + j) * n_atoms + n_atom0) * kAtomWords;
+#ifdef HUMMING_NO_L2_HINT
+          bulk_copy_g2s(stage_w(s) + j * (kBN / 16) * kAtomWords, src, w_bytes, full + s);
+#else
           bulk_copy_g2s_hint(stage_w(s) + j * (kBN / 16) * kAtomWords, src, w_bytes, full + s, policy);
+#endif
         } else if (j < Cfg::kAtomsK + rows) {
           const int r = j - Cfg::kAtomsK;
           const T* src = x + (size_t)(m0 + r) * K + (size_t)ka0 * 64;

@@ -152,6 +152,10 @@ template <class Cfg, class XTile> struct Wna16Math {
   // Consume one stage: sw = its W atoms [kAtomsK][kBN/16][atom], sx = its activation tile, ss / sz = its group scales
   // / zero terms [kGroupsPerStage][kBN].
   HUMMING_DEVICE void stage(const uint32_t* sw, const T* sx, const T* ss, const T* sz) {
+#ifdef HUMMING_SKIP_MATH
+    acc[0][0][0] += __uint_as_float(sw[lane]);   // experiments only: time the pipeline without the math
+    return;
+#endif
 #pragma unroll 1
     for (int ai = 0; ai < Cfg::kAtomsK / Cfg::kWarpsK; ++ai) {
       const int a = ai * Cfg::kWarpsK + wk;        // atom column inside the stage
