@@ -97,8 +97,10 @@ def test_cp_async_forced(m, monkeypatch):
     _run("w:uint4,s:g64:bfloat16,zp:int", 1000, 1088, m, choice)
 
 
-def test_default_choice_falls_back_for_odd_k():
-    """K = 1088 (17 atoms) cannot be cut into two-atom stages: the heuristics pick the cp.async kernel."""
+def test_default_choice_falls_back_for_odd_k(monkeypatch):
+    """With the bulk pipeline requested, K = 1088 (17 atoms) cannot be cut into two-atom stages: the heuristics pick
+    the cp.async kernel."""
+    monkeypatch.setenv("HUMMING_PIPELINE", "bulk")
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     qw = quantize_weight(torch.randn(256, 1088, device="cuda") * 0.05, desc, name="oddk")
     layer = GemmLayer(qw, None, torch.bfloat16)

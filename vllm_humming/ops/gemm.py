@@ -468,11 +468,10 @@ class GemmLayer:
         if m == 0:
             return y if flat else y.reshape(*lead, self.n)
         if m >= self.prefill_m:
-            w = self._expander_fn()()
-            if self.bias is not None:
-                torch.addmm(self.bias, x2, w.t(), out=y)
-            else:
-                torch.mm(x2, w.t(), out=y)
+            # expand the weight band by band into an L2-resident scratch and run cuBLAS on each band
+            from .dequant_weight import prefill_matmul      # lazy: dequant_weight imports this module
+
+            prefill_matmul(self._expander_fn(), x2, self.bias, y)
             return y if flat else y.reshape(*lead, self.n)
         if self.k8 != k:
             x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
