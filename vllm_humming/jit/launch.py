@@ -414,11 +414,28 @@ def _dim3(x, what: str) -> Tuple[int, int, int]:
     return (t + (1, 1))[:3]
 
 
-def _stream_handle(stream, dev: int) -> int:
-    if stream is None:
+_RAW_STREAM = []   # [torch._C._cuda_getCurrentRawStream or None], resolved on first use
+
+
+def _current_raw_stream(dev: int) -> int:
+    """torch's current stream on ``dev`` as a handle.  ``torch.cuda.current_stream()`` builds a Stream object
+    (~5 us per call on the H200 host); the raw accessor torch's own CUDA build exports (the one Triton's launcher
+    uses) returns the handle directly.  Falls back to the public API where it is missing."""
+    if not _RAW_STREAM:
         import torch
 
-        return torch.cuda.current_stream(dev).cuda_stream
+        _RAW_STREAM.append(getattr(torch._C, "_cuda_getCurrentRawStream", None))
+    raw = _RAW_STREAM[0]
+    if raw is not None:
+        return raw(dev)
+    import torch
+
+    return torch.cuda.current_stream(dev).cuda_stream
+
+
+def _stream_handle(stream, dev: int) -> int:
+    if stream is None:
+        return _current_raw_stream(dev)
     if isinstance(stream, int):
         return stream
     h = getattr(stream, "cuda_stream", None)

@@ -11,8 +11,8 @@ with the GEMM's fp32 epilogue scales (per-channel / per-tensor) folded in and ro
 Columns are in STORAGE order: a layer with ``k_perm`` needs ``x.index_select(-1, k_perm)`` before the matmul, as the
 GEMM path does.  The kernel reads the packed weight once and writes 2 bytes per element with 16-byte stores.
 
-Chunked prefill (``prefill_matmul``): expanding the whole weight costs an extra write + read of N*K*2 bytes through
-HBM.  Instead the weight is expanded band by band (``chunk_rows`` weight rows, a multiple of 16, about
+Chunked prefill (``prefill_matmul``, OFF by default -- measured slower on the H200, see PREFILL_CHUNK_MB): expanding
+the whole weight costs an extra write + read of N*K*2 bytes through HBM.  With bands the weight is expanded band by band (``chunk_rows`` weight rows, a multiple of 16, about
 ``HUMMING_PREFILL_CHUNK_MB`` MiB of bf16/fp16, default ``PREFILL_CHUNK_MB``) into ONE small scratch buffer that is
 reused for every band, so its lines stay in L2 between the expansion and the GEMM reading them:
 
@@ -49,7 +49,11 @@ _CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half"}
 # w, gscale, gzero, chscale, tscale, out, N, K, ldo, N16, K64, row_begin, row_end
 _ARG_TYPES = ("ptr",) * 6 + ("i32",) * 7
 _INT32_MAX = (1 << 31) - 1
-PREFILL_CHUNK_MB = 16.0     # MiB of expanded weight per band in prefill_matmul (env HUMMING_PREFILL_CHUNK_MB; 0: none)
+# MiB of expanded weight per band in prefill_matmul (env HUMMING_PREFILL_CHUNK_MB; 0: one band = the whole weight).
+# Off by default: on the H200 (int4 g128, 3 default shapes, geomean x cuBLAS at M = 256 / 1024 / 4096) one band gave
+# 0.61 / 0.79 / 0.95, 32 MB bands 0.53 / 0.75 / 0.95, 16 MB 0.40 / 0.70 / 0.92, 8 MB 0.26 / 0.56 / 0.82 -- cuBLAS on
+# narrow output bands loses more than the L2-resident scratch saves.
+PREFILL_CHUNK_MB = 0.0
 _CHUNK_ENV = "HUMMING_PREFILL_CHUNK_MB"
 
 

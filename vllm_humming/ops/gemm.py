@@ -239,6 +239,7 @@ class GemmLayer:
         self._lock = threading.Lock()
         self._repack(qw)
         self._tickets = torch.zeros(4096, dtype=torch.int32, device=self.device)
+        self._old_tickets: List[torch.Tensor] = []
         self.k_perm = qw.k_perm.to(self.device) if qw.k_perm is not None else None
 
     # -- load-time repack -----------------------------------------------------------------------------------
@@ -316,6 +317,7 @@ class GemmLayer:
             t = getattr(self, attr)
             setattr(c, attr, None if t is None else t.clone())
         c._tickets = torch.zeros_like(self._tickets)
+        c._old_tickets = []
         c._lock = threading.Lock()
         c._plans = {}
         c._expander = None
@@ -433,9 +435,16 @@ class GemmLayer:
                 launch_grid = (m_tiles, n_tiles, splits)
                 need_tickets = splits > 1
             if need_tickets and m_tiles * n_tiles > self._tickets.numel():
+                # grown counters: earlier plans (and captured graphs) keep pointing at the old ones, which stay alive
+                self._old_tickets.append(self._tickets)
                 self._tickets = torch.zeros(m_tiles * n_tiles, dtype=torch.int32, device=self.device)
             ws = _workspace(self.device, ws_numel) if ws_numel else None
-            plan = (bk.launcher, launch_grid, c.threads, bk.smem, per, ws, c.bulk)
+            # the layer's own tensors never move: their addresses are resolved once here, not per call
+            ptr = lambda t: 0 if t is None else t.data_ptr()          # noqa: E731
+            consts = (ptr(self.w), ptr(self.gscale), ptr(self.gzero), ptr(self.chscale), ptr(self.tscale),
+                      ptr(self.bias))
+            tail = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
+            plan = (bk.launcher, launch_grid, c.threads, bk.smem, per, ws, c.bulk, consts, tail)
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
                       f"{'stream-K' if c.bulk else 'splits=' + str(splits)}")
@@ -460,7 +469,7 @@ class GemmLayer:
             x2 = x2.index_select(1, self.k_perm)
         m = x2.shape[0]
         if out is None:
-            y = torch.empty(m, self.n, dtype=self.dtype, device=self.device)
+            y = x2.new_empty((m, self.n))          # x2 is in the layer's dtype and on its device here
         else:
             if out.shape != (m, self.n) or out.dtype != self.dtype or not out.is_contiguous():
                 raise DescError(f"layer {self.name!r}: out must be a contiguous {self.dtype} [{m}, {self.n}] tensor")
@@ -477,10 +486,10 @@ class GemmLayer:
             x2 = torch.nn.functional.pad(x2, (0, self.k8 - k))
         if not x2.is_contiguous():
             x2 = x2.contiguous()
-        launcher, grid, threads, smem, per, ws, bulk = self._plan(m)
+        plan = self._plans.get(m) or self._plan(m)
+        launcher, grid, threads, smem, per, ws, bulk, (w, gs, gz, cs, ts, bias), (wsp, tk) = plan
         if bulk and x2.data_ptr() % 16:
             x2 = x2.clone()          # bulk copies read 16-byte aligned rows (an odd storage offset, rare)
-        tickets = self._tickets if ws is not None else None
-        launcher.launch(grid, threads, smem, None, x2, self.w, self.gscale, self.gzero, self.chscale, self.tscale,
-                        self.bias, y, ws, tickets, m, self.n, self.k8, self.n16, self.k64, per)
+        launcher.launch(grid, threads, smem, None, x2, w, gs, gz, cs, ts, bias, y, wsp, tk, m, self.n, self.k8,
+                        self.n16, self.k64, per)
         return y if flat else y.reshape(*lead, self.n)
