@@ -12,18 +12,17 @@ fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/device.txt"
 step() { local t=$1; shift; echo "== $*"; timeout "$t" "$@"; }
-step 200 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_dequant_weight.py tests/test_jit_gpu.py \
+step 40 python3 scripts/exp_stream.py 2>&1 | tee "$OUT/exp_stream.log"
+step 200 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_prefill_chunks.py \
+  tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_ops_gpu.py -k "not overhead" \
   >"$OUT/gpu_tests.log" 2>&1; grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
-if [ -d .shared_fixtures ]; then
-  HUMMING_FIXTURES=$PWD/.shared_fixtures step 90 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
-    >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | tail -14
-fi
 step 60 python3 -m vllm_humming.cli compile-report --json "$OUT/compile.json" >"$OUT/compile.log" 2>&1; tail -8 "$OUT/compile.log"
 step 200 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --json "$OUT/bench_int4.json" >"$OUT/bench_int4.log" 2>&1
 grep -A12 "^Summary" "$OUT/bench_int4.log"
 step 150 python3 -m vllm_humming.bench --formats w3a16-int3-g128,w8a16-int8-channel,w4a16-mxfp4 --ms 1,16,64,1024 \
   --cold none --json "$OUT/bench_more.json" >"$OUT/bench_more.log" 2>&1; grep -A8 "^Summary" "$OUT/bench_more.log"
-command -v ncu >/dev/null && step 60 ncu --clock-control none --kernel-name regex:humming_wna16 --launch-skip 5 \
-  --launch-count 1 --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-  python3 scripts/profile_case.py w:uint4b8,s:g128:bfloat16 28672 4096 1 >"$OUT/ncu_decode.txt" 2>&1
-grep -E "Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|Issued Warp" "$OUT/ncu_decode.txt" | head -20
+# (profile a case: ncu ... python3 scripts/profile_case.py DESC N K M [CHOICE], see scripts/h200_round2.sh)
+if [ -d .shared_fixtures ]; then
+  HUMMING_FIXTURES=$PWD/.shared_fixtures step 90 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
+    >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | tail -14
+fi
