@@ -24,7 +24,8 @@ from ..dtypes import FloatType, IntType
 from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
-from ..tuning.heuristics import KernelChoice, arch_info, choose_kernel, choose_splits, m_bucket, M_BUCKETS
+from ..tuning.heuristics import (KernelChoice, arch_info, choose_direct_splits, choose_kernel, choose_splits, m_bucket,
+                                 M_BUCKETS)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -136,10 +137,12 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
     cfg = (f"humming::GemmConfig<{ctype}, {fp.family_cpp(ctype)}, {fp.group}, {fp.zero_mode}, {fp.offset}, "
            f"{choice.bt}, {choice.warps_n}, {choice.tiles_m}, {choice.warps_k}, {choice.atoms_k}, {choice.stages}>")
     if choice.bulk:
-        header, entry, extra = "gemm_wna16_sm90.cuh", "gemm_wna16_sm90", ""
+        header, entry, extra, tag = "gemm_wna16_sm90.cuh", "gemm_wna16_sm90", "", "wna16sm90"
+    elif choice.direct:
+        header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
     else:
-        header, entry, extra = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split"
-    name = f"humming_{'wna16sm90' if choice.bulk else 'wna16'}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
+        header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split", "wna16"
+    name = f"humming_{tag}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
     # HUMMING_DEBUG_DEFINES=A,B: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone);
     # they are part of the source, hence of the cache key
     defines = "".join(f"#define {d} 1\n" for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(",") if d)
@@ -430,7 +433,11 @@ class GemmLayer:
                 launch_grid = (grid, 1, 1)
                 need_tickets = True
             else:
-                splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
+                if c.direct:
+                    splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm,
+                                                       self.fp.group)
+                else:
+                    splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
                 ws_numel = splits * m_tiles * c.bt * self.n16 if splits > 1 else 0
                 launch_grid = (m_tiles, n_tiles, splits)
                 need_tickets = splits > 1

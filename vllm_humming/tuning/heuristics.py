@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Dict, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
+           "choose_direct_splits", "PIPELINES",
            "all_choices"]
 
 
-PIPELINES = ("cp_async", "bulk")
+PIPELINES = ("cp_async", "bulk", "direct")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class KernelChoice:
     stages: int      # pipeline depth
     # "cp_async": every thread copies (gemm_wna16.cuh, sm_75+), split-K grid.  "bulk": one producer warp issues bulk
     # copies tracked by mbarriers, persistent stream-K grid (gemm_wna16_sm90.cuh, sm_90+; needs K % block_k == 0).
+    # "direct": weights global -> registers with a `stages`-deep register ring per warp, x and scales staged once per
+    # block; a block covers at most atoms_k atom columns (gemm_wna16_direct.cuh, decode; warps_k == 1).
     pipeline: str = "cp_async"
 
     def __post_init__(self):
@@ -39,19 +42,31 @@ class KernelChoice:
             raise ValueError("KernelChoice.stages must be >= 2")
         if self.pipeline not in PIPELINES:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
+        if self.pipeline == "direct" and self.warps_k != 1:
+            raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
 
     @property
     def bulk(self) -> bool:
         return self.pipeline == "bulk"
 
     @property
+    def direct(self) -> bool:
+        return self.pipeline == "direct"
+
+    @property
     def threads(self) -> int:
         """Threads per block: the math warps, plus the producer warp of the bulk pipeline."""
         return 32 * (self.warps_n * self.warps_k + (1 if self.bulk else 0))
 
-    def runs_shape(self, k: int) -> bool:
-        """Whether this choice can run a layer with K columns (the bulk pipeline copies whole stages only)."""
-        return not self.bulk or (k % 64 == 0 and (k // 64) % self.atoms_k == 0)
+    def runs_shape(self, k: int, group: int = 0) -> bool:
+        """Whether this choice can run a layer with K columns and in-loop group size ``group`` (the bulk pipeline
+        copies whole stages only; the direct one cuts K into ranges of power-of-two atom counts that must hold whole
+        groups or lie inside one)."""
+        if self.bulk:
+            return k % 64 == 0 and (k // 64) % self.atoms_k == 0
+        if self.direct:
+            return group == 0 or group < 64 or (group & (group - 1)) == 0
+        return True
 
     @property
     def block_n(self) -> int:
@@ -64,9 +79,11 @@ class KernelChoice:
     def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool) -> int:
         """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh) / BulkSmem<Cfg>::kBytes (gemm_wna16_sm90.cuh)."""
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
-        x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2    # bulk: padded rows instead of a swizzle
+        x = self.bt * (self.block_k + (8 if self.bulk or self.direct else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2
         stage = w + x + s + (s if zero else 0)
+        if self.direct:
+            return x + s + (s if zero else 0)          # W never touches shared memory
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         if self.bulk:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
@@ -76,9 +93,9 @@ class KernelChoice:
     def parse(cls, short: str) -> "KernelChoice":
         """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk")."""
         parts = short.strip().split("_")
-        pipeline = "bulk" if parts and parts[-1] == "bulk" else "cp_async"
+        pipeline = parts[-1] if parts and parts[-1] in PIPELINES else "cp_async"
         fields = {}
-        for p in parts[:-1] if pipeline == "bulk" else parts:
+        for p in parts[:-1] if pipeline != "cp_async" else parts:
             key = p.rstrip("0123456789")
             if not key or key == p or key in fields:
                 raise ValueError(f"not a KernelChoice short name: {short!r} (e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk)")
@@ -90,7 +107,7 @@ class KernelChoice:
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
-        return base + ("_bulk" if self.bulk else "")
+        return base + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
 
 
 @dataclass(frozen=True)
@@ -152,6 +169,34 @@ def _bulk_candidates(bucket: int):
     return []
 
 
+def _direct_candidates(bucket: int):
+    """Direct (global -> register) decode kernel for M <= 16: 4 warps of one atom row each (64 weight rows per
+    block), ranges of up to 16 atom columns (1024 K), 8 atoms in flight per warp."""
+    if bucket <= 8:
+        return [KernelChoice(8, 4, 1, 1, 16, 8, "direct")]
+    if bucket <= 16:
+        return [KernelChoice(16, 4, 1, 1, 16, 8, "direct")]
+    return []
+
+
+def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
+                         group: int = 0) -> Tuple[int, int]:
+    """(splits, atoms per split) for the direct kernel: ranges of at most atoms_k atom columns, halved (staying a
+    power of two, at least 2 atoms) until the grid fills the resident block slots once."""
+    k_atoms = -(-k // 64)
+    n_tiles = -(-n // choice.block_n)
+    m_tiles = -(-m // choice.bt)
+    per = 1
+    while per * 2 <= min(choice.atoms_k, k_atoms):
+        per *= 2
+    if group > 64:
+        per = max(per, 1)       # a power-of-two range inside or across power-of-two groups stays aligned
+    slots = info.sms * max(1, blocks_per_sm)
+    while per > 2 and m_tiles * n_tiles * -(-k_atoms // per) < slots:
+        per //= 2
+    return -(-k_atoms // per), per
+
+
 def _has_bulk(arch: str) -> bool:
     try:
         return int(arch.split("_")[1].rstrip("af")) >= 90
@@ -175,9 +220,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     cands = []
     if _has_bulk(arch) and only == "bulk":
         cands += [c for c in _bulk_candidates(bucket) if c.runs_shape(k or c.block_k)]
+    if only in ("", "direct"):
+        cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
-    if only != "bulk" or not cands:
+    if only not in ("bulk", "direct") or not cands:
         if bucket <= 8:
             cands += [KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
         elif bucket <= 16:

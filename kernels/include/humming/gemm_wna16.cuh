@@ -28,6 +28,58 @@ template <class Cfg> struct CpAsyncSmem {
   static_assert(kX % 16 == 0, "16-byte aligned shared regions");
 };
 
+// The end of a (token tile, weight-row tile, K split) block of a grid = (token tiles, row tiles, splits), after the
+// intra-block K reduction (math warps wk == 0 hold the block's sums).  One split: write y.  Several: every split
+// writes fp32 partials to ws [splits][token tiles * kBT][N16]; the last block of the tile to arrive (atomic ticket)
+// sums them in split order -- deterministic -- runs the epilogue and resets the ticket, so the counters stay zero
+// between calls and CUDA-graph replays need no memset.  Called by every thread of the block.
+template <class Cfg, class Math>
+__device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::T* __restrict__ y,
+                                                float* __restrict__ ws, int* __restrict__ tickets,
+                                                const float* __restrict__ chscale, const float* __restrict__ tscale,
+                                                const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
+                                                int m0, int n0) {
+  using T = typename Cfg::T;
+  constexpr int kBT = Cfg::kBT;
+  constexpr int kBN = Cfg::kBN;
+  const int split = blockIdx.z;
+  if (gridDim.z == 1) {
+    if (math.wk != 0) return;
+    math.for_each_output([&](int mr, int nr, float v) {
+      const int n = n0 + nr, m = m0 + mr;
+      if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
+    });
+    return;
+  }
+  const size_t ws_rows = (size_t)gridDim.x * kBT;
+  if (math.wk == 0) {
+    math.for_each_output([&](int mr, int nr, float v) {
+      const int n = n0 + nr, m = m0 + mr;           // padding rows are never read back
+      if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * N16 + n, v);
+    });
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ int is_last;
+  const int ticket_id = blockIdx.y * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0) {
+    const int prev = atomicAdd(tickets + ticket_id, 1);
+    is_last = (prev == (int)gridDim.z - 1);
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
+    const int mr = m0 + i / kBN;
+    const int n = n0 + i % kBN;
+    if (mr >= M || n >= N) continue;
+    float sum = 0.f;
+    for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
+    y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
+  }
+  if (threadIdx.x == 0) tickets[ticket_id] = 0;
+}
+
 // Kernel arguments (raw pointers; all tensors contiguous).
 //   x        [M, K]                 activations (T)
 //   w        [K64/64][N16/16][atom] packed weight (layout.cuh)
@@ -191,43 +243,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // ---------------------------------------------------------------------------------------- intra-block K reduction
   math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
 
-  if (gridDim.z == 1) {
-    if (wk != 0) return;
-    math.for_each_output([&](int mr, int nr, float v) {
-      const int n = n0 + nr, m = m0 + mr;
-      if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
-    });
-    return;
-  }
-
-  // ---------------------------------------------------------------------------------------- split-K across blocks
-  const size_t ws_rows = (size_t)gridDim.x * kBT;
-  if (wk == 0) {
-    math.for_each_output([&](int mr, int nr, float v) {
-      const int n = n0 + nr, m = m0 + mr;           // padding rows are never read back
-      if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * N16 + n, v);
-    });
-  }
-  __threadfence();
-  __syncthreads();
-  __shared__ int is_last;
-  const int ticket_id = blockIdx.y * gridDim.x + blockIdx.x;
-  if (threadIdx.x == 0) {
-    const int prev = atomicAdd(tickets + ticket_id, 1);
-    is_last = (prev == (int)gridDim.z - 1);
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  for (int i = threadIdx.x; i < kBT * kBN; i += kThreads) {
-    const int mr = m0 + i / kBN;
-    const int n = n0 + i % kBN;
-    if (mr >= M || n >= N) continue;
-    float sum = 0.f;
-    for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-    y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
-  }
-  if (threadIdx.x == 0) tickets[ticket_id] = 0;
+  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0);
 }
 
 }  // namespace humming

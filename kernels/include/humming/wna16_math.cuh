@@ -165,17 +165,23 @@ template <class Cfg, class XTile> struct Wna16Math {
         const int atom_row = wn * Cfg::kTilesM + tm;
         load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
       }
-      static_for<4>([&](auto f_) {
-        constexpr int f = decltype(f_)::value;
-        uint32_t b[kTG][2];
-        load_b(b, sx, a, f);
-        if constexpr (Cfg::kAccScale) {
-          step_acc_scaled<f>(words, b, ss, sz, a);
-        } else {
-          step_operand_scaled<f>(words, b, ss, sz, a);
-        }
-      });
+      atom(words, sx, ss, sz, a);
     }
+  }
+
+  // Consume one atom column `a` of the stage whose packed words this lane already holds (from shared memory above,
+  // or straight from global memory in gemm_wna16_direct.cuh).
+  HUMMING_DEVICE void atom(const uint32_t (&words)[Cfg::kTilesM][kBits], const T* sx, const T* ss, const T* sz, int a) {
+    static_for<4>([&](auto f_) {
+      constexpr int f = decltype(f_)::value;
+      uint32_t b[kTG][2];
+      load_b(b, sx, a, f);
+      if constexpr (Cfg::kAccScale) {
+        step_acc_scaled<f>(words, b, ss, sz, a);
+      } else {
+        step_operand_scaled<f>(words, b, ss, sz, a);
+      }
+    });
   }
 
   // kAccScale: raw pairs straight into per-window partial sums; zero/scale applied at the window's flush.
