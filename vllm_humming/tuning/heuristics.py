@@ -170,12 +170,13 @@ def _bulk_candidates(bucket: int):
 
 
 def _direct_candidates(bucket: int):
-    """Direct (global -> register) decode kernel for M <= 16: 4 warps of one atom row each (64 weight rows per
-    block), ranges of up to 16 atom columns (1024 K), 8 atoms in flight per warp."""
+    """Direct (global -> register) decode kernel for M <= 16: 4 warps of two atom rows each (128 weight rows per
+    block), ranges of up to 16 atom columns (1024 K), 6 atoms in flight per warp -- the best of the H200 sweep
+    (results/h200-2026-11-29b/sweep_direct_m*.json)."""
     if bucket <= 8:
-        return [KernelChoice(8, 4, 1, 1, 16, 8, "direct")]
+        return [KernelChoice(8, 4, 2, 1, 16, 6, "direct")]
     if bucket <= 16:
-        return [KernelChoice(16, 4, 1, 1, 16, 8, "direct")]
+        return [KernelChoice(16, 4, 2, 1, 16, 6, "direct")]
     return []
 
 
@@ -210,8 +211,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
-    (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 when K allows it (``k``: the layer's K; 0 = any).  It is
-    correct on the H200 but not yet faster there (NOTES.md), so it is opt-in."""
+    (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 when K allows it (``k``: the layer's K; 0 = any);
+    "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16.  Both are correct on the H200
+    but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     bucket = m_bucket(bucket)   # any M maps to its bucket
@@ -220,7 +222,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     cands = []
     if _has_bulk(arch) and only == "bulk":
         cands += [c for c in _bulk_candidates(bucket) if c.runs_shape(k or c.block_k)]
-    if only in ("", "direct"):
+    if only == "direct":
         cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
