@@ -152,3 +152,31 @@ def test_direct_int4_shapes(choice, m):
 def test_direct_formats(desc, m):
     _run(desc, 1000, 2048 + 64, m, DIRECT[0] if m == 1 else DIRECT[1],
          dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)
+
+
+STREAM = [KernelChoice(8, 8, 1, 1, 1, 8, "stream"), KernelChoice(16, 8, 1, 1, 1, 6, "stream"),
+          KernelChoice(8, 4, 1, 1, 1, 3, "stream")]
+
+
+@pytest.mark.parametrize("choice", STREAM, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 5, 16, 17])
+def test_stream_int4_shapes(choice, m):
+    """Warp-level stream-K kernel: K tails, N not a multiple of 16, several token tiles, rows split across warps."""
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128), (24, 64)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint6b32,s:g16:bfloat16",
+                                            "w:uint7b64,s:g256:bfloat16", "w:uint1,s:g32:bfloat16,zp:int",
+                                            "w:float8_e5m2,s:channel:bfloat16"])
+@pytest.mark.parametrize("m", [1, 16])
+def test_stream_formats(desc, m):
+    _run(desc, 1000, 2048 + 64, m, STREAM[0] if m == 1 else STREAM[1],
+         dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)
+
+
+@pytest.mark.parametrize("sms", [1, 3, 1000])
+def test_stream_grid_sizes(sms):
+    """One block (each warp walks many rows), a few blocks (rows split 2-3 ways at odd points), plenty of warps."""
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 3, STREAM[0], grid_cap=sms)
+    _run("w:uint4,s:g64:bfloat16,zp:int", 520, 1024, 16, STREAM[1], grid_cap=sms)
