@@ -76,14 +76,15 @@ __device__ __forceinline__ void gemm_wna16_stream(const typename Cfg::T* __restr
 
   const int lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const long long W = (long long)gridDim.x * (blockDim.x / 32);
   const long long wid = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   const int rows = N16 / 16;
   const int k_atoms = K64 / 64;
   const long long U = (long long)ceil_div(M, kBT) * rows * k_atoms;
+  // at most one warp per unit: every range is then non-empty, which the contributor count below relies on
+  const long long W = min((long long)gridDim.x * (blockDim.x / 32), U);
+  if (wid >= W) return;   // no barriers below, so leaving early is safe
   const long long u_begin = wid * U / W;
   const long long u_end = (wid + 1) * U / W;
-  if (u_begin >= u_end) return;   // more warps than units (no barriers below, so leaving early is safe)
   auto range_start = [&](long long q) { return q * U / W; };
   auto warp_of = [&](long long u) { return ((u + 1) * W - 1) / U; };   // largest q with range_start(q) <= u
   auto cursor_of = [&](long long u) {
@@ -126,19 +127,28 @@ __device__ __forceinline__ void gemm_wna16_stream(const typename Cfg::T* __restr
   StreamCursor cc = cursor_of(u_begin);
   long long seg_first = u_begin;
 
-  // B fragments of k16 step f of atom column ka, token tile mt, straight from global x (row stride K elements, K a
-  // multiple of 8, columns past K read as zero): thread (g, t) needs tokens tg*8 + g, columns 2t, 2t+1 (b[0]) and
-  // 2t+8, 2t+9 (b[1]) of the step.
-  auto load_b_global = [&](uint32_t (&b)[kTG][2], int f, int mt, int ka) {
-    const int k0 = ka * 64 + f * 16 + 2 * t;
+  // B fragments of all four k16 steps of atom column ka, token tile mt, straight from global x (row stride K
+  // elements, K a multiple of 8; columns past K and tokens past M read as zero): thread (g, t) needs tokens tg*8 + g,
+  // columns 2t, 2t+1 (b[0]) and 2t+8, 2t+9 (b[1]) of each step.  Branch-free (clamped addresses + selects) so the
+  // 8 * kTG loads issue back to back; the next atom's fragments are loaded before this atom's math.
+  using XFrag = uint32_t[4][kTG][2];
+  auto load_x = [&](XFrag& xb, int mt, int ka) {
 #pragma unroll
-    for (int tg = 0; tg < kTG; ++tg) {
-      const int m = mt * kBT + tg * 8 + g;
-      const uint32_t* row = reinterpret_cast<const uint32_t*>(x + (size_t)m * K);
-      b[tg][0] = (m < M && k0 < K) ? __ldg(row + k0 / 2) : 0u;
-      b[tg][1] = (m < M && k0 + 8 < K) ? __ldg(row + (k0 + 8) / 2) : 0u;
+    for (int f = 0; f < 4; ++f) {
+      const int k0 = ka * 64 + f * 16 + 2 * t;
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg) {
+        const int m = mt * kBT + tg * 8 + g;
+        const uint32_t* row = reinterpret_cast<const uint32_t*>(x + (size_t)min(m, M - 1) * K);
+        const uint32_t v0 = __ldg(row + min(k0, K - 2) / 2);
+        const uint32_t v1 = __ldg(row + min(k0 + 8, K - 2) / 2);
+        xb[f][tg][0] = (m < M && k0 < K) ? v0 : 0u;
+        xb[f][tg][1] = (m < M && k0 + 8 < K) ? v1 : 0u;
+      }
     }
   };
+  XFrag xb;
+  load_x(xb, cc.mt, cc.ka);
 
 #pragma unroll 1
   for (long long u0 = u_begin; u0 < u_end; u0 += kDepth) {
@@ -150,9 +160,20 @@ __device__ __forceinline__ void gemm_wna16_stream(const typename Cfg::T* __restr
         load(lc, lu < u_end, ring[d]);   // refill: kDepth units stay in flight
         lc.advance(rows, k_atoms);
         ++lu;
-        const int mt = cc.mt, ka = cc.ka;
-        math.atom_with(cur.words, [&](uint32_t (&b)[kTG][2], int f) { load_b_global(b, f, mt, ka); },
-                       SlotScales<Cfg>{cur}, 0);
+        XFrag xn;
+        if (u + 1 < u_end) {
+          StreamCursor nc = cc;
+          nc.advance(rows, k_atoms);
+          load_x(xn, nc.mt, nc.ka);
+        }
+        math.atom_with(cur.words, [&](uint32_t (&b)[kTG][2], int f) {
+#pragma unroll
+          for (int tg = 0; tg < kTG; ++tg) { b[tg][0] = xb[f][tg][0]; b[tg][1] = xb[f][tg][1]; }
+        }, SlotScales<Cfg>{cur}, 0);
+#pragma unroll
+        for (int f = 0; f < 4; ++f)
+#pragma unroll
+          for (int tg = 0; tg < kTG; ++tg) { xb[f][tg][0] = xn[f][tg][0]; xb[f][tg][1] = xn[f][tg][1]; }
 
         if (cc.ka == k_atoms - 1 || u == u_end - 1) {
           // ---- end of this warp's run on atom row (cc.mt, cc.row)
