@@ -180,3 +180,21 @@ def test_stream_grid_sizes(sms):
     """One block (each warp walks many rows), a few blocks (rows split 2-3 ways at odd points), plenty of warps."""
     _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 3, STREAM[0], grid_cap=sms)
     _run("w:uint4,s:g64:bfloat16,zp:int", 520, 1024, 16, STREAM[1], grid_cap=sms)
+
+
+WARP = [KernelChoice(8, 4, 2, 1, 1, 6, "warp"), KernelChoice(16, 4, 2, 1, 1, 6, "warp"),
+        KernelChoice(64, 4, 2, 1, 1, 3, "warp"), KernelChoice(32, 2, 1, 1, 2, 3, "warp")]
+
+
+@pytest.mark.parametrize("choice", WARP, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 17, 64])
+def test_warp_int4_shapes(choice, m):
+    """cp.async kernel with warp-private rings: K tails, N not a multiple of the block's rows, split-K."""
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (16, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.parametrize("desc", FORMATS + ["w:uint6b32,s:g16:bfloat16", "w:float8_e4m3fn,s:b128x128:float32"])
+def test_warp_formats(desc):
+    _run(desc, 1000, 2048 + 64, 5, WARP[0], dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)
+    _run(desc, 1000, 2048 + 64, 40, WARP[2], dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)

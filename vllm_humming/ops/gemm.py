@@ -144,6 +144,8 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
     elif choice.stream:
         header, entry, extra, tag = "gemm_wna16_stream.cuh", "gemm_wna16_stream", "", "wna16stream"
+    elif choice.pipeline == "warp":
+        header, entry, extra, tag = "gemm_wna16_warp.cuh", "gemm_wna16_warp", ", atoms_per_split", "wna16warp"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split", "wna16"
     name = f"humming_{tag}_" + hashlib.sha1((cfg + str(choice.threads)).encode()).hexdigest()[:16]

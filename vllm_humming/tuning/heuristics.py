@@ -16,7 +16,7 @@ __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "ch
            "all_choices"]
 
 
-PIPELINES = ("cp_async", "bulk", "direct", "stream")
+PIPELINES = ("cp_async", "bulk", "direct", "stream", "warp")
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class KernelChoice:
     # block; a block covers at most atoms_k atom columns (gemm_wna16_direct.cuh, decode; warps_k == 1).
     # "stream": warp-level stream-K, no shared memory (gemm_wna16_stream.cuh, decode): warps_n = warps per block,
     # stages = register ring depth; tiles_m = warps_k = atoms_k = 1.
+    # "warp": the cp.async kernel with warp-private rings and no block barrier in the main loop (gemm_wna16_warp.cuh;
+    # warps_k == 1).
     pipeline: str = "cp_async"
 
     def __post_init__(self):
@@ -44,8 +46,8 @@ class KernelChoice:
             raise ValueError("KernelChoice.stages must be >= 2")
         if self.pipeline not in PIPELINES:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
-        if self.pipeline == "direct" and self.warps_k != 1:
-            raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
+        if self.pipeline in ("direct", "warp") and self.warps_k != 1:
+            raise ValueError(f"KernelChoice: the {self.pipeline} pipeline needs warps_k == 1")
         if self.pipeline == "stream" and (self.tiles_m, self.warps_k, self.atoms_k) != (1, 1, 1):
             raise ValueError("KernelChoice: the stream pipeline needs tiles_m == warps_k == atoms_k == 1")
 
@@ -96,6 +98,11 @@ class KernelChoice:
             return x + s + (s if zero else 0)          # W never touches shared memory
         if self.stream:
             return 0                                   # nothing touches shared memory
+        if self.pipeline == "warp":                    # WarpRingSmem<Cfg>::kBytes: one ring per warp
+            rows = 16 * self.tiles_m
+            gs = groups_per_stage * rows * 2
+            slot = self.atoms_k * self.tiles_m * 32 * bits * 4 + self.bt * self.block_k * 2 + gs + (gs if zero else 0)
+            return self.warps_n * self.stages * slot
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         if self.bulk:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
@@ -192,6 +199,20 @@ def _direct_candidates(bucket: int):
     return []
 
 
+def _warp_candidates(bucket: int):
+    """cp.async kernel with warp-private rings (M <= 64): 4 warps of 2 m16 tiles, one atom column per stage, deep
+    rings (the ring is per warp, so depth costs shared memory only)."""
+    if bucket <= 8:
+        return [KernelChoice(8, 4, 2, 1, 1, 6, "warp"), KernelChoice(8, 4, 2, 1, 1, 3, "warp")]
+    if bucket <= 16:
+        return [KernelChoice(16, 4, 2, 1, 1, 6, "warp"), KernelChoice(16, 4, 2, 1, 1, 3, "warp")]
+    if bucket <= 32:
+        return [KernelChoice(32, 4, 2, 1, 1, 4, "warp"), KernelChoice(32, 4, 2, 1, 1, 2, "warp")]
+    if bucket <= 64:
+        return [KernelChoice(64, 4, 2, 1, 1, 3, "warp"), KernelChoice(64, 4, 2, 1, 1, 2, "warp")]
+    return []
+
+
 def _stream_candidates(bucket: int):
     """Warp-level stream-K decode kernel for M <= 16: 8 warps per block, 8 atoms in flight per warp."""
     if bucket <= 8:
@@ -255,9 +276,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
     if only == "stream":
         cands += [c for c in _stream_candidates(bucket) if c.runs_shape(k or 64, group)]
+    if only == "warp":
+        cands += _warp_candidates(bucket)
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
-    if only not in ("bulk", "direct", "stream") or not cands:
+    if only not in ("bulk", "direct", "stream", "warp") or not cands:
         if bucket <= 8:
             cands += [KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
         elif bucket <= 16:
