@@ -40,3 +40,24 @@ def test_choice_validation():
     with pytest.raises(ValueError, match="atoms_k"):
         KernelChoice(8, 4, 1, 2, 3, 3)
     assert len(all_choices("sm_90a", 4, 128)) >= 3
+
+
+def test_pipeline_choices_parse_and_fall_back(monkeypatch):
+    """Every pipeline's choices round-trip through their short names; an opt-in pipeline that cannot serve a case
+    (bulk below sm_90, an M bucket it does not cover, a shared-memory budget it exceeds) falls back to cp.async."""
+    from vllm_humming.tuning.heuristics import PIPELINES, KernelChoice, all_choices, choose_kernel
+
+    for arch in ("sm_75", "sm_80", "sm_90a", "sm_120a"):
+        for c in all_choices(arch, 4, 128, False):
+            assert KernelChoice.parse(c.short()) == c
+    assert choose_kernel("sm_80", 8, 4, 128, pipeline="bulk").pipeline == "cp_async"
+    assert choose_kernel("sm_90a", 8, 4, 128, pipeline="bulk").pipeline == "bulk"
+    assert choose_kernel("sm_90a", 1 << 30, 4, 128, pipeline="stream").pipeline == "cp_async"   # prefill bucket
+    assert choose_kernel("sm_75", 64, 4, 128, pipeline="warp").pipeline == "cp_async"          # 64 KB smem
+    assert choose_kernel("sm_90a", 8, 4, 96, k=4096, pipeline="stream").pipeline == "cp_async"  # g96 splits atoms
+    monkeypatch.setenv("HUMMING_PIPELINE", "direct")
+    assert choose_kernel("sm_90a", 8, 4, 128).pipeline == "direct"
+    monkeypatch.setenv("HUMMING_PIPELINE", "nope")
+    with pytest.raises(ValueError, match="HUMMING_PIPELINE"):
+        choose_kernel("sm_90a", 8, 4, 128)
+    assert set(PIPELINES) == {"cp_async", "bulk", "direct", "stream", "warp"}

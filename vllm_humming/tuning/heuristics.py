@@ -278,6 +278,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         cands += [c for c in _stream_candidates(bucket) if c.runs_shape(k or 64, group)]
     if only == "warp":
         cands += _warp_candidates(bucket)
+    # an opt-in pipeline that has no choice here (M bucket, K, group, shared memory) falls back to the cp.async kernel
+    cands = [c for c in cands if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct", "stream", "warp") or not cands:
