@@ -52,12 +52,12 @@ def test_pipeline_choices_parse_and_fall_back(monkeypatch):
             assert KernelChoice.parse(c.short()) == c
     assert choose_kernel("sm_80", 8, 4, 128, pipeline="bulk").pipeline == "cp_async"
     assert choose_kernel("sm_90a", 8, 4, 128, pipeline="bulk").pipeline == "bulk"
-    assert choose_kernel("sm_90a", 1 << 30, 4, 128, pipeline="stream").pipeline == "cp_async"   # prefill bucket
-    assert choose_kernel("sm_75", 64, 4, 128, pipeline="warp").pipeline == "cp_async"          # 64 KB smem
-    assert choose_kernel("sm_90a", 8, 4, 96, k=4096, pipeline="stream").pipeline == "cp_async"  # g96 splits atoms
+    assert choose_kernel("sm_90a", 1 << 30, 4, 128, pipeline="direct").pipeline == "cp_async"   # prefill bucket
+    assert choose_kernel("sm_90a", 8, 4, 96, k=4096, pipeline="direct").pipeline == "cp_async"  # g96 vs 2^n ranges
+    assert choose_kernel("sm_90a", 8, 4, 128, k=1088, pipeline="bulk").pipeline == "cp_async"   # 17 atoms
     monkeypatch.setenv("HUMMING_PIPELINE", "direct")
     assert choose_kernel("sm_90a", 8, 4, 128).pipeline == "direct"
     monkeypatch.setenv("HUMMING_PIPELINE", "nope")
     with pytest.raises(ValueError, match="HUMMING_PIPELINE"):
         choose_kernel("sm_90a", 8, 4, 128)
-    assert set(PIPELINES) == {"cp_async", "bulk", "direct", "stream", "warp"}
+    assert set(PIPELINES) == {"cp_async", "bulk", "direct"}

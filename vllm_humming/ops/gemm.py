@@ -25,7 +25,7 @@ from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, arch_info, choose_direct_splits, choose_kernel, choose_splits, m_bucket,
-                                 M_BUCKETS, stream_grid)
+                                 M_BUCKETS)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -134,21 +134,15 @@ _ARG_TYPES = ("ptr",) * 10 + ("i32",) * 6
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
     """(kernel name, generated .cu source) for one instantiation."""
     ctype = _CTYPE[dtype]
-    # the stream kernel's configuration is one warp's (warps per block is only the launch's block size)
-    wn = 1 if choice.stream else choice.warps_n
     cfg = (f"humming::GemmConfig<{ctype}, {fp.family_cpp(ctype)}, {fp.group}, {fp.zero_mode}, {fp.offset}, "
-           f"{choice.bt}, {wn}, {choice.tiles_m}, {choice.warps_k}, {choice.atoms_k}, {choice.stages}>")
+           f"{choice.bt}, {choice.warps_n}, {choice.tiles_m}, {choice.warps_k}, {choice.atoms_k}, {choice.stages}>")
     if choice.bulk:
         header, entry, extra, tag = "gemm_wna16_sm90.cuh", "gemm_wna16_sm90", "", "wna16sm90"
     elif choice.direct:
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
-    elif choice.stream:
-        header, entry, extra, tag = "gemm_wna16_stream.cuh", "gemm_wna16_stream", "", "wna16stream"
-    elif choice.pipeline == "warp":
-        header, entry, extra, tag = "gemm_wna16_warp.cuh", "gemm_wna16_warp", ", atoms_per_split", "wna16warp"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split", "wna16"
-    name = f"humming_{tag}_" + hashlib.sha1((cfg + str(choice.threads)).encode()).hexdigest()[:16]
+    name = f"humming_{tag}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
     # HUMMING_DEBUG_DEFINES=A,B: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone);
     # they are part of the source, hence of the cache key
     defines = "".join(f"#define {d} 1\n" for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(",") if d)
@@ -429,16 +423,7 @@ class GemmLayer:
             c = bk.choice
             m_tiles = -(-m // c.bt)
             n_tiles = -(-self.n16 // c.block_n)
-            if c.stream:
-                # warp-level stream-K over (token tile, atom row, atom column) units: one wave of blocks; every
-                # warp parks at most two fp32 partial tiles (bt x 16) in the workspace
-                grid = stream_grid(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm)
-                ws_numel = grid * c.warps_n * 2 * c.bt * 16
-                splits, per = grid, 0
-                launch_grid = (grid, 1, 1)
-                m_tiles, n_tiles = m_tiles, self.n16 // 16          # tickets: one per (token tile, atom row)
-                need_tickets = True
-            elif c.bulk:
+            if c.bulk:
                 # persistent stream-K: one block per resident slot (at most one per stage of work); every split
                 # tile's contributors park fp32 partials in two workspace slots per block
                 units = m_tiles * n_tiles * (self.k64 // c.block_k)

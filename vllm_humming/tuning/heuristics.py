@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Dict, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
-           "choose_direct_splits", "stream_grid", "PIPELINES",
+           "choose_direct_splits", "PIPELINES",
            "all_choices"]
 
 
-PIPELINES = ("cp_async", "bulk", "direct", "stream", "warp")
+PIPELINES = ("cp_async", "bulk", "direct")
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,8 @@ class KernelChoice:
     # copies tracked by mbarriers, persistent stream-K grid (gemm_wna16_sm90.cuh, sm_90+; needs K % block_k == 0).
     # "direct": weights global -> registers with a `stages`-deep register ring per warp, x and scales staged once per
     # block; a block covers at most atoms_k atom columns (gemm_wna16_direct.cuh, decode; warps_k == 1).
-    # "stream": warp-level stream-K, no shared memory (gemm_wna16_stream.cuh, decode): warps_n = warps per block,
-    # stages = register ring depth; tiles_m = warps_k = atoms_k = 1.
-    # "warp": the cp.async kernel with warp-private rings and no block barrier in the main loop (gemm_wna16_warp.cuh;
-    # warps_k == 1).
+    # (Two more mainloops were measured on the H200 and removed as slower: a warp-level stream-K kernel without shared
+    # memory and a cp.async kernel with warp-private rings -- commits 731b21d / 8be6b74, NOTES.md.)
     pipeline: str = "cp_async"
 
     def __post_init__(self):
@@ -46,10 +44,8 @@ class KernelChoice:
             raise ValueError("KernelChoice.stages must be >= 2")
         if self.pipeline not in PIPELINES:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
-        if self.pipeline in ("direct", "warp") and self.warps_k != 1:
-            raise ValueError(f"KernelChoice: the {self.pipeline} pipeline needs warps_k == 1")
-        if self.pipeline == "stream" and (self.tiles_m, self.warps_k, self.atoms_k) != (1, 1, 1):
-            raise ValueError("KernelChoice: the stream pipeline needs tiles_m == warps_k == atoms_k == 1")
+        if self.pipeline == "direct" and self.warps_k != 1:
+            raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
 
     @property
     def bulk(self) -> bool:
@@ -58,10 +54,6 @@ class KernelChoice:
     @property
     def direct(self) -> bool:
         return self.pipeline == "direct"
-
-    @property
-    def stream(self) -> bool:
-        return self.pipeline == "stream"
 
     @property
     def threads(self) -> int:
@@ -76,8 +68,6 @@ class KernelChoice:
             return k % 64 == 0 and (k // 64) % self.atoms_k == 0
         if self.direct:
             return group == 0 or group < 64 or (group & (group - 1)) == 0
-        if self.stream:
-            return group == 0 or (group < 64 and 64 % group == 0) or group % 64 == 0
         return True
 
     @property
@@ -96,13 +86,6 @@ class KernelChoice:
         stage = w + x + s + (s if zero else 0)
         if self.direct:
             return x + s + (s if zero else 0)          # W never touches shared memory
-        if self.stream:
-            return 0                                   # nothing touches shared memory
-        if self.pipeline == "warp":                    # WarpRingSmem<Cfg>::kBytes: one ring per warp
-            rows = 16 * self.tiles_m
-            gs = groups_per_stage * rows * 2
-            slot = self.atoms_k * self.tiles_m * 32 * bits * 4 + self.bt * self.block_k * 2 + gs + (gs if zero else 0)
-            return self.warps_n * self.stages * slot
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         if self.bulk:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
@@ -199,37 +182,6 @@ def _direct_candidates(bucket: int):
     return []
 
 
-def _warp_candidates(bucket: int):
-    """cp.async kernel with warp-private rings (M <= 64): 4 warps of 2 m16 tiles, one atom column per stage, deep
-    rings (the ring is per warp, so depth costs shared memory only)."""
-    if bucket <= 8:
-        return [KernelChoice(8, 4, 2, 1, 1, 6, "warp"), KernelChoice(8, 4, 2, 1, 1, 3, "warp")]
-    if bucket <= 16:
-        return [KernelChoice(16, 4, 2, 1, 1, 6, "warp"), KernelChoice(16, 4, 2, 1, 1, 3, "warp")]
-    if bucket <= 32:
-        return [KernelChoice(32, 4, 2, 1, 1, 4, "warp"), KernelChoice(32, 4, 2, 1, 1, 2, "warp")]
-    if bucket <= 64:
-        return [KernelChoice(64, 4, 2, 1, 1, 3, "warp"), KernelChoice(64, 4, 2, 1, 1, 2, "warp")]
-    return []
-
-
-def _stream_candidates(bucket: int):
-    """Warp-level stream-K decode kernel for M <= 16: 8 warps per block, 8 atoms in flight per warp."""
-    if bucket <= 8:
-        return [KernelChoice(8, 8, 1, 1, 1, 8, "stream")]
-    if bucket <= 16:
-        return [KernelChoice(16, 8, 1, 1, 1, 6, "stream")]
-    return []
-
-
-def stream_grid(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int) -> int:
-    """Blocks of the stream kernel: one wave of resident blocks, fewer when there are fewer units (atoms x token
-    tiles) than warps would need (each warp gets at least 2 units)."""
-    units = -(-m // choice.bt) * -(-n // 16) * -(-k // 64)
-    by_units = max(1, units // (2 * choice.warps_n))
-    return max(1, min(info.sms * max(1, blocks_per_sm), by_units))
-
-
 def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
                          group: int = 0) -> Tuple[int, int]:
     """(splits, atoms per split) for the direct kernel: ranges of at most atoms_k atom columns, halved (staying a
@@ -274,15 +226,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         cands += [c for c in _bulk_candidates(bucket) if c.runs_shape(k or c.block_k)]
     if only == "direct":
         cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
-    if only == "stream":
-        cands += [c for c in _stream_candidates(bucket) if c.runs_shape(k or 64, group)]
-    if only == "warp":
-        cands += _warp_candidates(bucket)
     # an opt-in pipeline that has no choice here (M bucket, K, group, shared memory) falls back to the cp.async kernel
     cands = [c for c in cands if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
-    if only not in ("bulk", "direct", "stream", "warp") or not cands:
+    if only not in ("bulk", "direct") or not cands:
         if bucket <= 8:
             cands += [KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
         elif bucket <= 16:
