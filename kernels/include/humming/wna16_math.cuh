@@ -92,18 +92,6 @@ template <int kBK> struct XTilePadded {
   }
 };
 
-// Where a warp's group scales / zero terms come from.  s(gi, tm, h) / z(gi, tm, h): group gi of the atom (0 when a
-// group spans the whole atom), m16 tile tm of the warp, row g (h = 0) or g + 8 (h = 1) of the tile.
-template <class Cfg> struct SmemScales {
-  // a stage's [kGroupsPerStage][kBN] tiles in shared memory
-  using T = typename Cfg::T;
-  const T* ss;
-  const T* sz;
-  int row0;   // (wn * kTilesM) * 16 + g
-  HUMMING_DEVICE T s(int gi, int tm, int h) const { return ss[gi * Cfg::kBN + row0 + tm * 16 + 8 * h]; }
-  HUMMING_DEVICE T z(int gi, int tm, int h) const { return sz[gi * Cfg::kBN + row0 + tm * 16 + 8 * h]; }
-};
-
 // One warp's share of the math.  Construct once per thread; call stage() per shared-memory stage; clear() starts a
 // new output tile.  All arrays are indexed with compile-time constants only, so they live in registers.
 template <class Cfg, class XTile> struct Wna16Math {
@@ -184,31 +172,22 @@ template <class Cfg, class XTile> struct Wna16Math {
   // Consume one atom column `a` of the stage whose packed words this lane already holds (from shared memory above,
   // or straight from global memory in gemm_wna16_direct.cuh).
   HUMMING_DEVICE void atom(const uint32_t (&words)[Cfg::kTilesM][kBits], const T* sx, const T* ss, const T* sz, int a) {
-    const SmemScales<Cfg> scales{ss, sz, wn * Cfg::kTilesM * 16 + g};
-    atom_with(words, [&](uint32_t (&b)[kTG][2], int f) { load_b(b, sx, a, f); }, scales, a);
-  }
-
-  // The same with the B fragments from `load_b_frag(b, f)` (k16 step f of the atom) and the scales from `scales`
-  // (SmemScales or any type with the same s() / z()).
-  template <class LoadB, class Scales>
-  HUMMING_DEVICE void atom_with(const uint32_t (&words)[Cfg::kTilesM][kBits], LoadB&& load_b_frag,
-                                const Scales& scales, int a) {
     static_for<4>([&](auto f_) {
       constexpr int f = decltype(f_)::value;
       uint32_t b[kTG][2];
-      load_b_frag(b, f);
+      load_b(b, sx, a, f);
       if constexpr (Cfg::kAccScale) {
-        step_acc_scaled<f>(words, b, scales, a);
+        step_acc_scaled<f>(words, b, ss, sz, a);
       } else {
-        step_operand_scaled<f>(words, b, scales, a);
+        step_operand_scaled<f>(words, b, ss, sz, a);
       }
     });
   }
 
   // kAccScale: raw pairs straight into per-window partial sums; zero/scale applied at the window's flush.
-  template <int f, class Scales>
+  template <int f>
   HUMMING_DEVICE void step_acc_scaled(const uint32_t (&words)[Cfg::kTilesM][kBits], const uint32_t (&b)[kTG][2],
-                                      const Scales& scales, int a) {
+                                      const T* ss, const T* sz, int a) {
     constexpr bool kFirst = (f % Cfg::kFlushSteps) == 0;
     if constexpr (Family::kIsInt) {
       const uint32_t ones[4] = {kOnes2, kOnes2, kOnes2, kOnes2};
@@ -237,15 +216,15 @@ template <class Cfg, class XTile> struct Wna16Math {
       const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
 #pragma unroll
       for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+        const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
         float sc[2], zc[2], nz[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          sc[h] = 1.f;
-          if constexpr (Cfg::kGroup != 0) sc[h] = to_float(scales.s(gi, tm, h));
-          zc[h] = Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias : (float)(Family::kRawBias + Cfg::kOffset);
-          nz[h] = 0.f;
-          if constexpr (Cfg::kZeroMode == kIntZero) zc[h] = to_float(scales.z(gi, tm, h));
-          if constexpr (Cfg::kZeroMode == kFloatZero) nz[h] = to_float(scales.z(gi, tm, h));
+          sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) : 1.f;
+          zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
+                : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
+                                               : (float)(Family::kRawBias + Cfg::kOffset);
+          nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[gi * kBN + row + 8 * h]) : 0.f;
         }
 #pragma unroll
         for (int tg = 0; tg < kTG; ++tg)
@@ -263,19 +242,20 @@ template <class Cfg, class XTile> struct Wna16Math {
 
   // Operand-side scaling (wider token tiles): each pair is dequantized to its final 16-bit value before the MMA, so
   // the one fragment feeds kTG MMAs.
-  template <int f, class Scales>
+  template <int f>
   HUMMING_DEVICE void step_operand_scaled(const uint32_t (&words)[Cfg::kTilesM][kBits], const uint32_t (&b)[kTG][2],
-                                          const Scales& scales, int a) {
+                                          const T* ss, const T* sz, int a) {
 #pragma unroll
     for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
       // Per-row scale / zero pairs for rows g and g+8 of this tile.
       T2 s_pair[2], z_pair[2];
       if constexpr (Cfg::kGroup != 0) {
         const int gi = Cfg::kGroupsPerStage == 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+        const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          s_pair[h] = broadcast2<T2, T>(scales.s(gi, tm, h));
-          if constexpr (Cfg::kZeroMode != kNoZero) z_pair[h] = broadcast2<T2, T>(scales.z(gi, tm, h));
+          s_pair[h] = broadcast2<T2, T>(ss[gi * kBN + row + 8 * h]);
+          if constexpr (Cfg::kZeroMode != kNoZero) z_pair[h] = broadcast2<T2, T>(sz[gi * kBN + row + 8 * h]);
         }
       }
       uint32_t af[4];
