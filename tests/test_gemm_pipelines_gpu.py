@@ -153,3 +153,14 @@ def test_direct_formats(desc, m):
     _run(desc, 1000, 2048 + 64, m, DIRECT[0] if m == 1 else DIRECT[1],
          dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)
 
+
+
+def test_forced_choice_the_layer_cannot_run_is_refused():
+    from vllm_humming.desc import DescError
+
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(256, 1088, device="cuda") * 0.05, desc, name="forced")
+    layer = GemmLayer(qw, None, torch.bfloat16, choices={8: BULK[0]})
+    x = torch.randn(1, 1088, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(DescError, match=r"forced.*K=1088"):
+        layer(x)

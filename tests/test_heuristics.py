@@ -61,3 +61,18 @@ def test_pipeline_choices_parse_and_fall_back(monkeypatch):
     with pytest.raises(ValueError, match="HUMMING_PIPELINE"):
         choose_kernel("sm_90a", 8, 4, 128)
     assert set(PIPELINES) == {"cp_async", "bulk", "direct"}
+
+
+def test_debug_defines_are_macro_names(monkeypatch):
+    from vllm_humming.desc import DescError, WeightDesc
+    from vllm_humming.ops.gemm import format_params, kernel_source
+
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    import torch
+
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_SKIP_MATH, HUMMING_NO_L2_HINT")
+    _, src = kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 3), torch.bfloat16)
+    assert "#define HUMMING_SKIP_MATH 1" in src and "#define HUMMING_NO_L2_HINT 1" in src
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "X 1\n#include <evil>")
+    with pytest.raises(DescError, match="HUMMING_DEBUG_DEFINES"):
+        kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 3), torch.bfloat16)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
-           "choose_direct_splits", "PIPELINES",
+           "choose_direct_splits", "has_bulk", "PIPELINES",
            "all_choices"]
 
 
@@ -182,22 +182,26 @@ def _direct_candidates(bucket: int):
     return []
 
 
-def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
-                         group: int = 0) -> Tuple[int, int]:
+def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo,
+                         blocks_per_sm: int) -> Tuple[int, int]:
     """(splits, atoms per split) for the direct kernel: ranges of at most atoms_k atom columns, halved (staying a
-    power of two, at least 2 atoms) until the grid fills the resident block slots once."""
+    power of two, at least 2 atoms) until the grid fills the resident block slots once.  Power-of-two ranges stay
+    aligned with power-of-two groups (KernelChoice.runs_shape refuses other group sizes)."""
     k_atoms = -(-k // 64)
     n_tiles = -(-n // choice.block_n)
     m_tiles = -(-m // choice.bt)
     per = 1
     while per * 2 <= min(choice.atoms_k, k_atoms):
         per *= 2
-    if group > 64:
-        per = max(per, 1)       # a power-of-two range inside or across power-of-two groups stays aligned
     slots = info.sms * max(1, blocks_per_sm)
     while per > 2 and m_tiles * n_tiles * -(-k_atoms // per) < slots:
         per //= 2
     return -(-k_atoms // per), per
+
+
+def has_bulk(arch: str) -> bool:
+    """Whether `arch` has the bulk-copy engine (sm_90 and newer)."""
+    return _has_bulk(arch)
 
 
 def _has_bulk(arch: str) -> bool:

@@ -20,7 +20,7 @@ import torch
 from ..desc import WeightDesc
 from ..ops.gemm import GemmLayer
 from ..reference import quantize_weight
-from .heuristics import KernelChoice, m_bucket
+from .heuristics import KernelChoice, has_bulk, m_bucket
 
 
 def time_graph(fns, replays=20):
@@ -117,7 +117,7 @@ def main(argv=None):
             heur = base._choice(bucket)
             rows = []
             pool = (candidates(bucket) if args.pipeline != "bulk" else []) + \
-                (bulk_candidates(bucket) if args.pipeline != "cp_async" and base.arch >= "sm_90" else [])
+                (bulk_candidates(bucket) if args.pipeline != "cp_async" and has_bulk(base.arch) else [])
             if args.choices:
                 pool = [KernelChoice.parse(c) for c in args.choices.split(",")]
                 pool = [c for c in pool if c.bt == max(8, min(bucket, 64))]
