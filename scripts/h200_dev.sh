@@ -2,16 +2,7 @@
 # One H200 development round (device tool): install, bulk-pipeline + core GPU tests, a sweep of candidate choices,
 # a quick int4 bench against cuBLAS and upstream.  Logs land in $OUT.   carry: .whl
 #   CHOICES_1/16/32/64: comma-separated KernelChoice short names to sweep per M (empty: skip that M)
-set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
-python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/device.txt"
-step() { local t=$1; shift; echo "== $*"; timeout "$t" "$@"; }
+. scripts/h200_setup.sh
 step ${TEST_TIMEOUT:-150} python3 -m pytest -q -x -m gpu ${TESTS:-tests/test_gemm_pipelines_gpu.py} >"$OUT/gpu_tests.log" 2>&1
 grep -E "^FAILED|^E  |passed|failed|error" "$OUT/gpu_tests.log" | head -30
 for m in 1 16 32 64; do

@@ -2,16 +2,7 @@
 # The full H200 session in one command (device tool): GPU tests, e2e fixture models, bench vs cuBLAS + upstream,
 # compile report, a profile of the decode kernel.  Logs and JSON land in $OUT.
 #   carry: .whl (humming-kernels wheel, optional peer) and .shared_fixtures (copy of ../shared/fixtures)
-set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
-python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/device.txt"
-step() { local t=$1; shift; echo "== $*"; timeout "$t" "$@"; }
+. scripts/h200_setup.sh
 step 40 python3 scripts/exp_stream.py 2>&1 | tee "$OUT/exp_stream.log"
 step 200 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_prefill_chunks.py \
   tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_ops_gpu.py -k "not overhead" \

@@ -1,7 +1,7 @@
-set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache HUMMING_LAUNCH_PATH=bindings
-python3 -m pip install -q --no-deps --no-build-isolation -e . >$OUT/install.log 2>&1 || { tail $OUT/install.log; exit 1; }
+#!/usr/bin/env bash
+# Round 2: each mainloop with and without its math (scripts/exp_pipeline.py) and ncu profiles at M = 1.
+. scripts/h200_setup.sh
+export HUMMING_LAUNCH_PATH=bindings
 timeout 200 python3 scripts/exp_pipeline.py --shapes 28672x4096,6144x4096 --ms 1 2>&1 | tee $OUT/exp.log
 timeout 80 python3 scripts/exp_pipeline.py --shapes 28672x4096 --ms 64 --choices bt64_wn8_tm1_wk2_ak2_s4,bt64_wn8_tm1_wk1_ak2_s4_bulk --variants ,HUMMING_SKIP_MATH 2>&1 | tee -a $OUT/exp.log
 for c in bt8_wn4_tm2_wk1_ak2_s8_bulk bt8_wn4_tm2_wk1_ak1_s3; do

@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # Round 3: GPU tests of everything new (pipelines, prefill bands, launch paths), prefill band-size sweep, eager
 # launch-path comparison.  carry: .whl
-set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-build-isolation -e . >$OUT/install.log 2>&1 || { tail $OUT/install.log; exit 1; }
+. scripts/h200_setup.sh
 echo "== gpu tests"
 timeout 260 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py tests/test_gemm_gpu.py tests/test_prefill_chunks.py \
   tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_ops_gpu.py -s -k "not overhead" >$OUT/gpu_tests.log 2>&1

@@ -1,17 +1,8 @@
 #!/usr/bin/env bash
 # One device-machine session: install offline, GPU tests, compile-time report, sweep/bench.  Writes logs to $OUT.
 # usage (through the device tool): bash scripts/h200_run.sh [tests] [sweep] [bench] [compile]
-set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-fi
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used,temperature.gpu --format=csv,noheader
+. scripts/h200_setup.sh
 python3 -c "import torch, cuda.bindings; print('torch', torch.__version__, 'cuda-bindings', cuda.bindings.__version__)"
-export HUMMING_CACHE_DIR=/tmp/humming-cache
 for step in "$@"; do
   case "$step" in
     tests)
