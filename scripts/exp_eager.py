@@ -48,7 +48,7 @@ def main():
         ("python call of an empty function", empty),
         ("x.new_empty((1, n))", lambda: x.new_empty((1, n))),
         ("torch.empty((1, n), device, dtype)", lambda: torch.empty((1, n), device=x.device, dtype=x.dtype)),
-        ("_current_raw_stream()", lambda: _current_raw_stream()),
+        ("_current_raw_stream()", lambda: _current_raw_stream(0)),
         ("x.device != L.device", lambda: x.device != L.device),
         ("launcher.launch(16 args)", lambda: launcher.launch(grid, threads, smem, None, x, w, gs, gz, cs, ts, bias, y,
                                                              wsp, tk, 1, L.n, L.k8, L.n16, L.k64, per)),

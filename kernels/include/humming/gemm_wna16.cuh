@@ -58,17 +58,20 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
       if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * N16 + n, v);
     });
   }
-  __threadfence();
+  // One gpu-scope fence per block, not one per thread: the barrier orders every thread's partial stores before
+  // thread 0's fence (CTA scope), and the fence is cumulative, so they are visible GPU-wide before the ticket moves.
+  // The last block's thread 0 fences again after the ticket (acquire side) before the barrier releases its readers.
   __syncthreads();
   __shared__ int is_last;
   const int ticket_id = blockIdx.y * gridDim.x + blockIdx.x;
   if (threadIdx.x == 0) {
+    __threadfence();
     const int prev = atomicAdd(tickets + ticket_id, 1);
     is_last = (prev == (int)gridDim.z - 1);
+    if (is_last) __threadfence();
   }
   __syncthreads();
   if (!is_last) return;
-  __threadfence();
   for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
     const int mr = m0 + i / kBN;
     const int n = n0 + i % kBN;
@@ -160,16 +163,27 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     const int c = i * kThreads + tid;
     const int a = c / kWChunksPerCol;
     const int rem = c % kWChunksPerCol;
+    const int atom_row = n_atom0 + rem / (kAtomWords / 4);
     w_col[i] = a;
-    w_ok[i] = (c < kWChunks) && (n_atom0 + rem / (kAtomWords / 4) < n_atoms);
-    w_src[i] = w + (size_t)(ka_begin + a) * w_col_stride + (size_t)n_atom0 * kAtomWords + rem * 4;
+    w_ok[i] = (c < kWChunks) && (atom_row < n_atoms);
+    // a chunk past N keeps an in-bounds source (its own atom column, last atom row) and copies 0 bytes (zero-fill),
+    // so the K loop needs no pointer select
+    w_src[i] = w + (size_t)(ka_begin + a) * w_col_stride + (size_t)min(atom_row, n_atoms - 1) * kAtomWords +
+               (rem % (kAtomWords / 4)) * 4;
   }
   const int x_ch = tid % kXChunksPerRow;
   const int x_r0 = tid / kXChunksPerRow;
   const T* x_src = x + (size_t)(m0 + x_r0) * K + (size_t)ka_begin * 64 + x_ch * 8;
   const size_t w_stage_stride = Cfg::kAtomsK * w_col_stride;
+  // group-scale chunks go to the LAST threads of the block (the first ones copy the activation rows)
+  constexpr int kSChunksPerGroup = kBN / 8;
+  constexpr int kSChunks = Cfg::kGroupsPerStage * kSChunksPerGroup;
+  const int s_tid = kThreads - 1 - tid;
 
-  auto load_stage = [&](int it, int slot) {
+  // `slot` is a compile-time ring index (Int<s>): every shared-memory address below is a per-thread base plus a
+  // constant, so the unrolled main loop spends no instructions on ring arithmetic.
+  auto load_stage = [&](int it, auto slot_) {
+    constexpr int slot = decltype(slot_)::value;
     const int ka0 = ka_begin + it * Cfg::kAtomsK;
     {
       uint32_t* dst = stage_w(slot);
@@ -177,38 +191,41 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       for (int i = 0; i < kWIters; ++i) {
         // chunks past the end of the W region do not exist (a zero-fill there would overwrite the x tile)
         if (kWChunks % kThreads == 0 || i * kThreads + tid < kWChunks) {
-          const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
-          copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+          if constexpr (Cfg::kAtomsK == 1) {
+            copy16_async_stream(dst + (i * kThreads + tid) * 4, w_src[i], w_ok[i]);   // ka0 < ka_end here
+          } else {
+            // a stage may run past the end of the split (or of K): those atom columns are zero-filled
+            const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
+            copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+          }
         }
         w_src[i] += w_stage_stride;
       }
     }
     {
+      // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
       T* dst = stage_x(slot);
       const int k0 = ka0 * 64;
-      const bool col_ok = (k0 + x_ch * 8 < K) && (ka0 + x_ch / 8 < ka_end);
+      const bool col_ok = (k0 + x_ch * 8 < K) && (Cfg::kAtomsK == 1 || ka0 + x_ch / 8 < ka_end);
 #pragma unroll
       for (int i = 0; i < kXIters; ++i) {
         const int r = x_r0 + i * kXRowStep;
-        if (kBT % kXRowStep == 0 || r < kBT) {
-          const bool valid = col_ok && (m0 + r < M);
-          copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), valid ? x_src + (size_t)i * kXRowStep * K : x, valid);
+        if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
+          copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), col_ok ? x_src + (size_t)i * kXRowStep * K : x, col_ok);
         }
       }
       x_src += kBK;
     }
     // group scales (and zero terms) of the groups this stage touches, BN consecutive rows each.
     if constexpr (Cfg::kGroup != 0) {
-      constexpr int kChunksPerGroup = kBN / 8;
-      constexpr int kChunks = Cfg::kGroupsPerStage * kChunksPerGroup;
-      const int grp0 = (ka0 * 64) / Cfg::kGroup;
+      const int grp0 = (unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup;
       T* dst_s = stage_s(slot);
 #pragma unroll
-      for (int i = 0; i < ceil_div(kChunks, kThreads); ++i) {
-        const int c = i * kThreads + tid;
-        if (kChunks % kThreads == 0 || c < kChunks) {
-          const int gi = c / kChunksPerGroup;
-          const int ch = c % kChunksPerGroup;
+      for (int i = 0; i < ceil_div(kSChunks, kThreads); ++i) {
+        const int c = i * kThreads + s_tid;
+        if (kSChunks % kThreads == 0 || c < kSChunks) {
+          const int gi = c / kSChunksPerGroup;
+          const int ch = c % kSChunksPerGroup;
           const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
           const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
           copy16_async(dst_s + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
@@ -221,22 +238,39 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   };
 
   Wna16Math<Cfg, XTileSwizzled<kBK>> math(wn, wk, lane);
-  auto compute_stage = [&](int slot) { math.stage(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot)); };
 
   // ---------------------------------------------------------------------------------------- the pipeline
-#pragma unroll
-  for (int s = 0; s < Cfg::kStages - 1; ++s) {
-    if (s < num_stages_total) load_stage(s, s);
-    cp_async_commit();
+  // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage).
+  for (int i = tid; i < Cfg::kStages * Smem::kX / 16; i += kThreads) {
+    const int st = i / (Smem::kX / 16), c = i % (Smem::kX / 16);
+    reinterpret_cast<uint4*>(smem + st * Smem::kStage + Cfg::kSmemW)[c] = make_uint4(0, 0, 0, 0);
   }
-  for (int it = 0; it < num_stages_total; ++it) {
+  __syncthreads();   // the zeros land before any cp.async of another thread writes a valid row
+  static_for<Cfg::kStages - 1>([&](auto s_) {
+    constexpr int s = decltype(s_)::value;
+    if (s < num_stages_total) load_stage(s, Int<s>{});
+    cp_async_commit();
+  });
+  // One pipeline step: wait for stage `it` (ring slot kSlot), refill the slot freed by the previous step, compute.
+  auto step = [&](int it, auto slot_) {
+    constexpr int kSlot = decltype(slot_)::value;
     cp_async_wait<Cfg::kStages - 2>();
     __syncthreads();
-    const int nxt = it + Cfg::kStages - 1;
-    if (nxt < num_stages_total) load_stage(nxt, nxt % Cfg::kStages);
+    if (it + Cfg::kStages - 1 < num_stages_total)
+      load_stage(it + Cfg::kStages - 1, Int<(kSlot + Cfg::kStages - 1) % Cfg::kStages>{});
     cp_async_commit();
-    compute_stage(it % Cfg::kStages);
+    math.stage(stage_w(kSlot), stage_x(kSlot), stage_s(kSlot), stage_z(kSlot));
+  };
+  // The main loop is unrolled by the ring depth so every slot index is a constant; the tail runs the < kStages
+  // remaining steps with the same constant slots.
+  int it = 0;
+#pragma unroll 1
+  for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
+    static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, s_); });
   }
+  static_for<Cfg::kStages - 1>([&](auto s_) {
+    if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, s_);
+  });
   cp_async_wait<0>();
   __syncthreads();
 
