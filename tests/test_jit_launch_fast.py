@@ -429,3 +429,57 @@ def test_subclass_with_its_own_launch_raw_is_called(fake):
     assert launcher.mode == "raw" and launcher.launch_path == "custom"
     launcher.launch(2, 32, 0, 9, 1)
     assert calls == [(2, 1, 1, 32, 1, 1, 0, 9, launcher._params)] and not fake.calls
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# bound launches (Launcher.bind): everything fixed but a few pointers -- the GEMM layer's eager hot path
+
+def test_bound_launch_writes_only_the_varying_pointers(fake, monkeypatch):
+    monkeypatch.setattr(L, "_current_raw_stream", lambda dev: 0x5150)
+    fn = _function()
+    base = L.Launcher(fn, ("ptr", "i32", "ptr", "u64"))
+    b1 = base.bind((4, 2, 3), 128, 1024, (0, 17, 0, 2**40 + 5), varying=(0, 2))
+    b2 = base.bind(7, (64, 2, 1), 0, (0, 99, 0, 1), varying=(2, 0))
+    b1(0x1000, 0x2000)
+    b2(0x3000, 0x4000)
+    b1(0x1100, 0x2200)
+    assert [c["kind"] for c in fake.calls] == ["ex", "ex", "ex"]
+    c0, c1, c2 = fake.calls
+    assert c0["grid"] == (4, 2, 3) and c0["block"] == (128, 1, 1) and c0["smem"] == 1024 and c0["stream"] == 0x5150
+    assert c0["attrs"] == [] and c0["f"] == HANDLE and c0["extra"] is None
+    assert c1["grid"] == (7, 1, 1) and c1["block"] == (64, 2, 1) and c1["smem"] == 0
+    # each bound launch owns its cells: b1's values survive b2's call, and the varying order is respected
+    p = c2["params"]
+    assert (_arg(p, 0, P), _arg(p, 1, ctypes.c_int32), _arg(p, 2, P), _arg(p, 3, ctypes.c_uint64)) == \
+        (0x1100, 17, 0x2200, 2**40 + 5)
+    p = c1["params"]
+    assert (_arg(p, 0, P), _arg(p, 1, ctypes.c_int32), _arg(p, 2, P)) == (0x4000, 99, 0x3000)
+    assert c1["params"] != c2["params"]
+    assert base._cells[1].value == 0     # the Launcher it was bound from is untouched
+
+
+def test_bound_launch_errors(fake, monkeypatch):
+    monkeypatch.setattr(L, "_current_raw_stream", lambda dev: 0)
+    base = L.Launcher(_function(), ("ptr", "i32"))
+    with pytest.raises(ValueError, match="varying position 1 is not a 'ptr'"):
+        base.bind(1, 32, 0, (0, 1), varying=(1,))
+    with pytest.raises(TypeError, match="expected 2 kernel arguments"):
+        base.bind(1, 32, 0, (0,), varying=(0,))
+    b = base.bind(1, 32, 0, (0, 3), varying=(0,))
+    fake.results = [700]               # CUDA_ERROR_ILLEGAL_ADDRESS
+    with pytest.raises(CudaError, match=r"cuLaunchKernel of humming_test_fast \[sm_90a\] failed: 700"):
+        b(0x10)
+    assert [c["kind"] for c in fake.calls] == ["ex"]
+
+
+def test_bound_launch_without_the_direct_path(monkeypatch):
+    monkeypatch.setattr(L, "_current_raw_stream", lambda dev: 0x77)
+    fn = _function(path="bindings")
+    seen = []
+    fn._launch = lambda *a: seen.append(a) or (cuda_driver.CUresult.CUDA_SUCCESS,)
+    b = L.Launcher(fn, ("ptr", "i32")).bind((2, 1, 1), 32, 0, (0, 5), varying=(0,))
+    b(0xABC0)
+    assert len(seen) == 1
+    a = seen[0]
+    assert tuple(int(v) for v in a[1:7]) == (2, 1, 1, 32, 1, 1) and int(a[8]) == 0x77
+    assert _arg(int(a[9]), 0, P) == 0xABC0 and _arg(int(a[9]), 1, ctypes.c_int32) == 5

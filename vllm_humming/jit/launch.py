@@ -178,6 +178,7 @@ class CUlaunchConfig(ctypes.Structure):
 # one call rewrites grid, block, smem and the stream of a CUlaunchConfig in place (7 x u32, 4 pad bytes, u64 stream)
 _CONFIG_HEAD = struct.Struct("=7I4xQ")
 _pack_config = _CONFIG_HEAD.pack_into
+_STREAM_FIELD = struct.Struct("=Q")       # CUlaunchConfig.hStream alone (offset 32)
 
 
 class _LaunchConfig:
@@ -895,6 +896,62 @@ class Launcher:
                 raise ValueError(f"kernel {name}: argument {i} needs {size} bytes, got {mv.nbytes}")
             ctypes.memmove(ctypes.addressof(cell), bytes(mv), size)
         return set_bytes
+
+    def bind(self, grid, block, smem: int, values: Sequence[Any], varying: Sequence[int]) -> Callable[..., None]:
+        """A launch with everything fixed but the POINTER arguments at positions ``varying``: grid, block, dynamic
+        smem and every other value are written once, into cells of their own (the returned launch shares no state
+        with this Launcher or with other bound launches).  The returned ``launch(*ptrs)`` takes one int address per
+        varying position, in order, and launches on torch's current stream.  On the ctypes path a call writes the
+        addresses and the stream into prebuilt buffers and makes one ``cuLaunchKernelEx`` call with four
+        pre-converted arguments -- the cheapest launch Python can make (the eager hot path of a GEMM layer)."""
+        if len(values) != self._n:
+            self._wrong_count(values)
+        varying = tuple(int(i) for i in varying)
+        for i in varying:
+            if not 0 <= i < self._n or self.arg_types[i] != "ptr":
+                raise ValueError(f"Launcher.bind for {self.fn.name}: varying position {i} is not a 'ptr' argument "
+                                 f"of {self.arg_types}")
+        own = Launcher(self.fn, self.arg_types, pdl=self.pdl,
+                       launch_path=None if self.launch_path == "custom" else self.launch_path)
+        for i, v in enumerate(values):
+            own[i] = 0 if i in varying else v
+        gx, gy, gz = _dim3(grid, "grid")
+        bx, by, bz = _dim3(block, "block")
+        smem = int(smem)
+        cells = [own._cells[i] for i in varying]
+        fn, dev = self.fn, self._dev
+        if own._direct is None:
+            # no direct driver entry point: the prepared launch of the private Launcher
+            prepared = own.launch_prepared
+            dims = ((gx, gy, gz), (bx, by, bz))
+
+            def launch(*ptrs):
+                for c, p in zip(cells, ptrs):
+                    c.value = p
+                prepared(dims[0], dims[1], smem, None)
+            return launch
+        if smem > fn._max_smem:
+            fn.set_max_smem(smem)
+        cfg = _LaunchConfig(own.pdl)
+        cfg.set(gx, gy, gz, bx, by, bz, smem, 0)
+        env = {"_cfgc": cfg.config, "_cfgp": cfg.ptr, "_cfg": cfg, "_h": fn._handle_p, "_pp": own._params_p,
+               "_params": own._params, "_cuex": own._direct.launch_kernel_ex, "_stream": _current_raw_stream,
+               "_dev": dev, "_fn": fn, "_own": own, "_pdl": own.pdl, "_put_stream": _STREAM_FIELD.pack_into,
+               "_dims": (gx, gy, gz, bx, by, bz, smem)}
+        args = ", ".join(f"p{j}" for j in range(len(varying)))
+        lines = [f"def launch({args}):"]
+        for j in range(len(varying)):
+            env[f"c{j}"] = cells[j]
+            lines.append(f"    c{j}.value = p{j}")
+        lines += ["    s = _stream(_dev)",
+                  "    _put_stream(_cfgc, 32, s)",
+                  "    err = _cuex(_cfgp, _h, _pp, None)",
+                  "    if err:",
+                  "        _fn._direct_failed(err, _pdl, *_dims, s, _params, _cfg)"]
+        exec(compile("\n".join(lines), f"<humming bound launch {fn.name}>", "exec"), env)  # noqa: S102
+        launch = env["launch"]
+        launch._keepalive = own      # the argument cells live in the private Launcher
+        return launch
 
     def __setitem__(self, i: int, v) -> None:
         self._setters[i](v)

@@ -464,7 +464,10 @@ class GemmLayer:
             consts = (ptr(self.w), ptr(self.gscale), ptr(self.gzero), ptr(self.chscale), ptr(self.tscale),
                       ptr(self.bias))
             tail = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
-            plan = (bk.launcher, launch_grid, c.threads, bk.smem, per, ws, c.bulk, consts, tail)
+            # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the stream
+            values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per)
+            bound = bk.launcher.bind(launch_grid, c.threads, bk.smem, values, varying=(0, 7))
+            plan = (bound, c.bulk, ws, self._tickets)
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
                       f"{'stream-K' if c.bulk else 'splits=' + str(splits)}")
@@ -507,9 +510,9 @@ class GemmLayer:
         if not x2.is_contiguous():
             x2 = x2.contiguous()
         plan = self._plans.get(m) or self._plan(m)
-        launcher, grid, threads, smem, per, ws, bulk, (w, gs, gz, cs, ts, bias), (wsp, tk) = plan
-        if bulk and x2.data_ptr() % 16:
+        xp = x2.data_ptr()
+        if plan[1] and xp % 16:
             x2 = x2.clone()          # bulk copies read 16-byte aligned rows (an odd storage offset, rare)
-        launcher.launch(grid, threads, smem, None, x2, w, gs, gz, cs, ts, bias, y, wsp, tk, m, self.n, self.k8,
-                        self.n16, self.k64, per)
+            xp = x2.data_ptr()
+        plan[0](xp, y.data_ptr())
         return y if flat else y.reshape(*lead, self.n)
