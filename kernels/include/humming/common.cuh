@@ -115,6 +115,21 @@ template <int kShift> HUMMING_DEVICE uint32_t shift_left_signed(uint32_t v) {
 
 template <class T> constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
 
+// Programmatic dependent launch (sm_90+; no-ops below, and when the kernel was not launched with the PDL attribute).
+// wait: block until the previous kernel in the stream has completed and its writes are visible -- everything before
+// it may only touch memory no earlier kernel writes (the GEMMs prefetch their weights there).  launch_dependents:
+// let the next PDL launch start its own prologue once every block of this grid has passed this point.
+HUMMING_DEVICE void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+HUMMING_DEVICE void grid_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // Compile-time loop: static_for<N>(f) calls f(Int<0>{}), ..., f(Int<N-1>{}); the body sees the index as a constant
 // expression (decltype(i)::value), which the dequant code needs for its shifts and register indices.
 template <int V> struct Int { static constexpr int value = V; };

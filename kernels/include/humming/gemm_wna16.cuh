@@ -182,7 +182,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
 
   // `slot` is a compile-time ring index (Int<s>): every shared-memory address below is a per-thread base plus a
   // constant, so the unrolled main loop spends no instructions on ring arithmetic.
-  auto load_stage = [&](int it, auto slot_) {
+  // Weights and scales (read-only: safe to prefetch before the previous kernel has finished, see the prologue).
+  auto load_stage_w = [&](int it, auto slot_) {
     constexpr int slot = decltype(slot_)::value;
     const int ka0 = ka_begin + it * Cfg::kAtomsK;
     {
@@ -201,20 +202,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         }
         w_src[i] += w_stage_stride;
       }
-    }
-    {
-      // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
-      T* dst = stage_x(slot);
-      const int k0 = ka0 * 64;
-      const bool col_ok = (k0 + x_ch * 8 < K) && (Cfg::kAtomsK == 1 || ka0 + x_ch / 8 < ka_end);
-#pragma unroll
-      for (int i = 0; i < kXIters; ++i) {
-        const int r = x_r0 + i * kXRowStep;
-        if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
-          copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), col_ok ? x_src + (size_t)i * kXRowStep * K : x, col_ok);
-        }
-      }
-      x_src += kBK;
     }
     // group scales (and zero terms) of the groups this stage touches, BN consecutive rows each.
     if constexpr (Cfg::kGroup != 0) {
@@ -236,28 +223,58 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       }
     }
   };
+  // Activations (written by the previous kernel: only after grid_dependency_wait()).
+  auto load_stage_x = [&](int it, auto slot_) {
+    constexpr int slot = decltype(slot_)::value;
+    const int ka0 = ka_begin + it * Cfg::kAtomsK;
+    {
+      // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
+      T* dst = stage_x(slot);
+      const int k0 = ka0 * 64;
+      const bool col_ok = (k0 + x_ch * 8 < K) && (Cfg::kAtomsK == 1 || ka0 + x_ch / 8 < ka_end);
+#pragma unroll
+      for (int i = 0; i < kXIters; ++i) {
+        const int r = x_r0 + i * kXRowStep;
+        if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
+          copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), col_ok ? x_src + (size_t)i * kXRowStep * K : x, col_ok);
+        }
+      }
+      x_src += kBK;
+    }
+  };
 
   Wna16Math<Cfg, XTileSwizzled<kBK>> math(wn, wk, lane);
 
   // ---------------------------------------------------------------------------------------- the pipeline
-  // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage).
+  // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage_x).
   for (int i = tid; i < Cfg::kStages * Smem::kX / 16; i += kThreads) {
     const int st = i / (Smem::kX / 16), c = i % (Smem::kX / 16);
     reinterpret_cast<uint4*>(smem + st * Smem::kStage + Cfg::kSmemW)[c] = make_uint4(0, 0, 0, 0);
   }
   __syncthreads();   // the zeros land before any cp.async of another thread writes a valid row
+  // Prologue.  Weights and scales of the first kStages-1 stages go out before grid_dependency_wait(): under
+  // programmatic dependent launch they stream while the previous kernel is still finishing.  The activations follow
+  // once it has.  All of them form ONE cp.async group, then kStages-2 empty groups keep the count the main loop's
+  // cp_async_wait<kStages-2> expects (its first wait therefore waits for the first kStages-1 stages at once).
   static_for<Cfg::kStages - 1>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
-    if (s < num_stages_total) load_stage(s, Int<s>{});
-    cp_async_commit();
+    if (s < num_stages_total) load_stage_w(s, Int<s>{});
   });
+  grid_dependency_wait();
+  static_for<Cfg::kStages - 1>([&](auto s_) {
+    constexpr int s = decltype(s_)::value;
+    if (s < num_stages_total) load_stage_x(s, Int<s>{});
+  });
+  static_for<Cfg::kStages - 1>([&](auto) { cp_async_commit(); });
   // One pipeline step: wait for stage `it` (ring slot kSlot), refill the slot freed by the previous step, compute.
   auto step = [&](int it, auto slot_) {
     constexpr int kSlot = decltype(slot_)::value;
     cp_async_wait<Cfg::kStages - 2>();
     __syncthreads();
-    if (it + Cfg::kStages - 1 < num_stages_total)
-      load_stage(it + Cfg::kStages - 1, Int<(kSlot + Cfg::kStages - 1) % Cfg::kStages>{});
+    if (it + Cfg::kStages - 1 < num_stages_total) {
+      load_stage_w(it + Cfg::kStages - 1, Int<(kSlot + Cfg::kStages - 1) % Cfg::kStages>{});
+      load_stage_x(it + Cfg::kStages - 1, Int<(kSlot + Cfg::kStages - 1) % Cfg::kStages>{});
+    }
     cp_async_commit();
     math.stage(stage_w(kSlot), stage_x(kSlot), stage_s(kSlot), stage_z(kSlot));
   };
@@ -273,6 +290,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   });
   cp_async_wait<0>();
   __syncthreads();
+  // every weight byte of this block is read: the next PDL launch may start prefetching its own
+  grid_dependents_launch();
 
   // ---------------------------------------------------------------------------------------- intra-block K reduction
   math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
