@@ -180,11 +180,10 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   constexpr int kSChunks = Cfg::kGroupsPerStage * kSChunksPerGroup;
   const int s_tid = kThreads - 1 - tid;
 
-  // `slot` is a compile-time ring index (Int<s>): every shared-memory address below is a per-thread base plus a
-  // constant, so the unrolled main loop spends no instructions on ring arithmetic.
+  // `slot` is the ring index; in the unrolled decode loop below it is a constant after inlining, so every
+  // shared-memory address is a per-thread base plus an immediate and the loop spends no instructions on the ring.
   // Weights and scales (read-only: safe to prefetch before the previous kernel has finished, see the prologue).
-  auto load_stage_w = [&](int it, auto slot_) {
-    constexpr int slot = decltype(slot_)::value;
+  auto load_stage_w = [&](int it, int slot) {
     const int ka0 = ka_begin + it * Cfg::kAtomsK;
     {
       uint32_t* dst = stage_w(slot);
@@ -224,8 +223,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     }
   };
   // Activations (written by the previous kernel: only after grid_dependency_wait()).
-  auto load_stage_x = [&](int it, auto slot_) {
-    constexpr int slot = decltype(slot_)::value;
+  auto load_stage_x = [&](int it, int slot) {
     const int ka0 = ka_begin + it * Cfg::kAtomsK;
     {
       // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
@@ -258,36 +256,47 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // cp_async_wait<kStages-2> expects (its first wait therefore waits for the first kStages-1 stages at once).
   static_for<Cfg::kStages - 1>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
-    if (s < num_stages_total) load_stage_w(s, Int<s>{});
+    if (s < num_stages_total) load_stage_w(s, s);
   });
   grid_dependency_wait();
   static_for<Cfg::kStages - 1>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
-    if (s < num_stages_total) load_stage_x(s, Int<s>{});
+    if (s < num_stages_total) load_stage_x(s, s);
   });
   static_for<Cfg::kStages - 1>([&](auto) { cp_async_commit(); });
-  // One pipeline step: wait for stage `it` (ring slot kSlot), refill the slot freed by the previous step, compute.
-  auto step = [&](int it, auto slot_) {
-    constexpr int kSlot = decltype(slot_)::value;
+  // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed by the previous step, compute.
+  auto step = [&](int it, int slot) {
     cp_async_wait<Cfg::kStages - 2>();
     __syncthreads();
     if (it + Cfg::kStages - 1 < num_stages_total) {
-      load_stage_w(it + Cfg::kStages - 1, Int<(kSlot + Cfg::kStages - 1) % Cfg::kStages>{});
-      load_stage_x(it + Cfg::kStages - 1, Int<(kSlot + Cfg::kStages - 1) % Cfg::kStages>{});
+      const int refill = slot == 0 ? Cfg::kStages - 1 : slot - 1;
+      load_stage_w(it + Cfg::kStages - 1, refill);
+      load_stage_x(it + Cfg::kStages - 1, refill);
     }
     cp_async_commit();
-    math.stage(stage_w(kSlot), stage_x(kSlot), stage_s(kSlot), stage_z(kSlot));
+    math.stage(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
   };
-  // The main loop is unrolled by the ring depth so every slot index is a constant; the tail runs the < kStages
-  // remaining steps with the same constant slots.
-  int it = 0;
+  if constexpr (Cfg::kBT <= 16) {
+    // Decode tiles: the per-stage math is short, so ring arithmetic would be a visible share of it.  Unroll the loop
+    // by the ring depth (every slot a constant); the tail runs the < kStages remaining steps the same way.  (Wide
+    // token tiles keep the rolled loop: their stage math dwarfs the ring arithmetic, and unrolling it kStages times
+    // made NVRTC take seconds.)
+    int it = 0;
 #pragma unroll 1
-  for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
-    static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, s_); });
+    for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
+      static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, decltype(s_)::value); });
+    }
+    static_for<Cfg::kStages - 1>([&](auto s_) {
+      if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, decltype(s_)::value);
+    });
+  } else {
+    int slot = 0;
+#pragma unroll 1
+    for (int it = 0; it < num_stages_total; ++it) {
+      step(it, slot);
+      slot = slot == Cfg::kStages - 1 ? 0 : slot + 1;
+    }
   }
-  static_for<Cfg::kStages - 1>([&](auto s_) {
-    if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, s_);
-  });
   cp_async_wait<0>();
   __syncthreads();
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
