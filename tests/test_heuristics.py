@@ -77,16 +77,3 @@ def test_debug_defines_are_macro_names(monkeypatch):
     with pytest.raises(DescError, match="HUMMING_DEBUG_DEFINES"):
         kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 3), torch.bfloat16)
 
-
-def test_m64_choice_depends_on_whether_row_tiles_fill_the_gpu():
-    """M in (32, 64]: N wide enough for one 128-row tile per SM -> no K split, two m16 tiles per warp; narrower
-    layers keep the 16-warp intra-block K split (H200 sweep, results/h200-2026-11-29c)."""
-    wide = choose_kernel("sm_90a", 64, 4, 128, sms=132, n=28672)
-    narrow = choose_kernel("sm_90a", 64, 4, 128, sms=132, n=6144)
-    assert (wide.tiles_m, wide.warps_k) == (2, 1) and (narrow.tiles_m, narrow.warps_k) == (1, 2)
-    assert choose_kernel("sm_90a", 64, 4, 128, sms=132) == narrow            # N unknown: the safe default
-    assert choose_kernel("sm_90a", 16, 4, 128, sms=132, n=28672) == choose_kernel("sm_90a", 16, 4, 128, sms=132)
-    assert wide in all_choices("sm_90a", 4, 128)                             # CI compiles it
-    # an arch whose shared memory cannot hold the deep ring falls back to a choice that fits
-    small = choose_kernel("sm_75", 64, 4, 128, n=1 << 20)
-    assert small.smem_bytes(4, 1, False) <= arch_info("sm_75").smem_per_block

@@ -212,16 +212,14 @@ def _has_bulk(arch: str) -> bool:
 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
-                  k: int = 0, pipeline: str = "", n: int = 0) -> KernelChoice:
+                  k: int = 0, pipeline: str = "") -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 when K allows it (``k``: the layer's K; 0 = any);
     "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16.  Both are correct on the H200
-    but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in.  ``n`` (the layer's N, 0 =
-    unknown) matters for M in (32, 64]: when 128-row tiles alone cover every SM no K split is needed, and two m16
-    tiles per warp (more reuse of each x fragment) win; otherwise an intra-block K split keeps 16 warps busy."""
+    but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     bucket = m_bucket(bucket)   # any M maps to its bucket
@@ -244,8 +242,6 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         elif bucket <= 32:
             cands += [KernelChoice(32, 8, 1, 2, 2, 4), KernelChoice(32, 8, 1, 2, 2, 3), KernelChoice(32, 4, 1, 2, 2, 3)]
         elif bucket <= 64:
-            if n and -(-n // 128) >= info.sms:
-                cands += [KernelChoice(64, 4, 2, 1, 1, 6)]
             cands += [KernelChoice(64, 8, 1, 2, 2, 4), KernelChoice(64, 8, 1, 2, 2, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
         else:
             # M > 64: 64-token tiles, two m16 tiles per warp (each dequantized fragment feeds 16 MMAs).
@@ -288,13 +284,13 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
     """Every choice the heuristics can emit for this (arch, bits, group, zero), under either pipeline setting -- what
-    CI compiles: per M bucket the choice for a K the bulk pipeline runs, for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage) and for an N wide enough to fill every SM without K splits."""
+    CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
+    column, never a multiple of a two-atom stage)."""
     seen = []
     for pipeline in PIPELINES:
         for b in M_BUCKETS:
-            for k, n in ((0, 0), (64, 0), (0, 1 << 20)):
-                c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n)
+            for k in (0, 64):
+                c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline)
                 if c not in seen:
                     seen.append(c)
     return seen
