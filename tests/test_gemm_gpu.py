@@ -68,7 +68,7 @@ def _check(desc_str, n, k, m, dtype=torch.bfloat16, bias=False, tol=1.2e-2, pref
 
 @pytest.mark.parametrize("desc", FORMATS)
 def test_formats_small(desc):
-    for m in (1, 17, 64, 257):
+    for m in (1, 16, 17, 64, 257):
         _check(desc, 256, 512, m)
 
 

@@ -164,3 +164,20 @@ def test_forced_choice_the_layer_cannot_run_is_refused():
     x = torch.randn(1, 1088, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(DescError, match=r"forced kernel choice"):
         layer(x)
+
+
+DECODE16 = [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 4, 2, 1, 1, 5)]
+
+
+@pytest.mark.parametrize("choice", DECODE16, ids=lambda c: c.short())
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint3b4,s:g128:bfloat16",
+                                  "w:uint8b128,s:channel:bfloat16", "w:uint8,s:g64:float16,zp:int",
+                                  "w:uint4,s:g32:float16,zp:float", "w:uint2b2,s:g256:bfloat16",
+                                  "w:int4,s:g128:float16"])
+@pytest.mark.parametrize("m", [9, 16])
+def test_decode16_int_zero_in_operand(choice, desc, m):
+    """16-token tiles subtract integer zeros from the raw pairs before the MMA (no sum(x) MMAs); float zeros keep the
+    sum(x) route -- both against the fp32 reference, bf16 and fp16, K tails and odd N."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    for n, k in [(1000, 2048), (4096, 4096), (200, 1088)]:
+        _run(desc, n, k, m, choice, dtype=dtype)

@@ -55,6 +55,19 @@ struct GemmConfig {
   // boundary is always a clean point (acc holds everything).
   static constexpr bool kAccScale = (kBT <= 16) && (Family::kIsInt || kGroup != 0);
   static constexpr int kFlushSteps = kGroup == 0 ? 4 : (kGroup >= 64 ? 4 : kGroup / 16);
+  // Where an integer format's zero Z goes under accumulator-side scaling.  With one token group (bt = 8) the sum(x)
+  // MMA is the cheaper place: one extra HMMA per k16 step for the whole warp, while subtracting in the operand costs
+  // one HSUB2 per weight pair, and those kernels are bound by instruction issue.  With two token groups (bt = 16) the
+  // sum(x) MMAs double the tensor-pipe work (2 real + 2 sum(x) HMMAs per tile and step), which bounds them, so Z is
+  // subtracted from each raw pair before the MMA instead (R - Z is exact: both are small integers in T), and the flush
+  // only applies the scale.  Float zero points always take the sum(x) route (their term is -zero*scale*sum(x)).
+  // HUMMING_BIAS_IN_OPERAND forces the operand route at bt = 8 too (experiments).
+#ifdef HUMMING_BIAS_IN_OPERAND
+  static constexpr bool kZeroInOperand = kAccScale && Family::kIsInt && kZeroMode != kFloatZero;
+#else
+  static constexpr bool kZeroInOperand = kAccScale && Family::kIsInt && kZeroMode != kFloatZero && kTokenGroups >= 2;
+#endif
+  static constexpr bool kSumX = kAccScale && (Family::kIsInt || kZeroMode == kFloatZero) && !kZeroInOperand;
 
   static constexpr int kSmemW = kAtomsK * (kBN / 16) * kAtomWords * 4;
   static constexpr int kSmemS = kGroupsPerStage * kBN * 2;
@@ -189,7 +202,7 @@ template <class Cfg, class XTile> struct Wna16Math {
   HUMMING_DEVICE void step_acc_scaled(const uint32_t (&words)[Cfg::kTilesM][kBits], const uint32_t (&b)[kTG][2],
                                       const T* ss, const T* sz, int a) {
     constexpr bool kFirst = (f % Cfg::kFlushSteps) == 0;
-    if constexpr (Family::kIsInt) {
+    if constexpr (Cfg::kSumX) {
       const uint32_t ones[4] = {kOnes2, kOnes2, kOnes2, kOnes2};
 #pragma unroll
       for (int tg = 0; tg < kTG; ++tg) {
@@ -199,11 +212,20 @@ template <class Cfg, class XTile> struct Wna16Math {
     }
 #pragma unroll
     for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+      // kZeroInOperand: the zero pairs of rows g and g + 8 (constant for symmetric formats, per group otherwise)
+      T2 zp[2] = {const_zero, const_zero};
+      if constexpr (Cfg::kZeroInOperand && Cfg::kZeroMode == kIntZero) {
+        const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+        const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
+        zp[0] = broadcast2<T2, T>(sz[gi * kBN + row]);
+        zp[1] = broadcast2<T2, T>(sz[gi * kBN + row + 8]);
+      }
       uint32_t af[4];
       static_for<4>([&](auto r_) {
         constexpr int r = decltype(r_)::value;
         uint32_t raw = Family::template raw<4 * f + r>(words[tm]);
         if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
+        if constexpr (Cfg::kZeroInOperand) raw = as_u32(sub2(as_t2<T2>(raw), zp[r & 1]));   // row g + 8*(r&1)
         af[r] = raw;
       });
 #pragma unroll
@@ -221,7 +243,8 @@ template <class Cfg, class XTile> struct Wna16Math {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) : 1.f;
-          zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
+          zc[h] = Cfg::kZeroInOperand ? 0.f
+                : Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
                 : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
                                                : (float)(Family::kRawBias + Cfg::kOffset);
           nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[gi * kBN + row + 8 * h]) : 0.f;
@@ -232,7 +255,7 @@ template <class Cfg, class XTile> struct Wna16Math {
           for (int v = 0; v < 4; ++v) {
             const int h = v >> 1;
             float t = part[tm][tg][v];
-            if constexpr (Family::kIsInt) t = fmaf(-zc[h], xsum[tg][v], t);
+            if constexpr (Family::kIsInt && !Cfg::kZeroInOperand) t = fmaf(-zc[h], xsum[tg][v], t);
             acc[tm][tg][v] = fmaf(sc[h], t, acc[tm][tg][v]);
             if constexpr (Cfg::kZeroMode == kFloatZero) acc[tm][tg][v] = fmaf(nz[h], xsum[tg][v], acc[tm][tg][v]);
           }
