@@ -8,4 +8,4 @@ step 60 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "decode1
   >"$OUT/gpu_tests_b.log" 2>&1; grep -E "^FAILED|passed|failed|rror" "$OUT/gpu_tests_b.log" | tail -4
 step 60 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16 --cold none --no-eager \
   --json "$OUT/bench_int4_m16.json" >"$OUT/bench_int4_m16.log" 2>&1; grep -A4 "^Summary" "$OUT/bench_int4_m16.log"
-step 40 python3 scripts/exp_variants.py --ms 1 --variants ";HUMMING_DEBUG_DEFINES=HUMMING_BIAS_IN_OPERAND" 2>&1 | tee "$OUT/exp_bias_m1.log"
+

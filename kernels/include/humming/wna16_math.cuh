@@ -55,18 +55,13 @@ struct GemmConfig {
   // boundary is always a clean point (acc holds everything).
   static constexpr bool kAccScale = (kBT <= 16) && (Family::kIsInt || kGroup != 0);
   static constexpr int kFlushSteps = kGroup == 0 ? 4 : (kGroup >= 64 ? 4 : kGroup / 16);
-  // Where an integer format's zero Z goes under accumulator-side scaling.  With one token group (bt = 8) the sum(x)
-  // MMA is the cheaper place: one extra HMMA per k16 step for the whole warp, while subtracting in the operand costs
-  // one HSUB2 per weight pair, and those kernels are bound by instruction issue.  With two token groups (bt = 16) the
-  // sum(x) MMAs double the tensor-pipe work (2 real + 2 sum(x) HMMAs per tile and step), which bounds them, so Z is
-  // subtracted from each raw pair before the MMA instead (R - Z is exact: both are small integers in T), and the flush
-  // only applies the scale.  Float zero points always take the sum(x) route (their term is -zero*scale*sum(x)).
-  // HUMMING_BIAS_IN_OPERAND forces the operand route at bt = 8 too (experiments).
-#ifdef HUMMING_BIAS_IN_OPERAND
+  // Where an integer format's zero Z goes under accumulator-side scaling: subtracted from each raw pair before the
+  // MMA (R - Z is exact: both are small integers in T), so the flush only applies the scale.  The alternative --
+  // one extra MMA per token group and k16 step computing sum(x), then s * (sum x*R - Z * sum x) at the flush -- costs
+  // fewer instructions but doubles the tensor-pipe work, and measured slower on the H200: 16-token tiles 1.41x ->
+  // 1.55x cuBLAS at M=16, and at M=1 24.1 vs 25.3 us on 28672x4096 (NOTES.md, session 3).  Float zero points keep the
+  // sum(x) route (their term is -zero * scale * sum(x)).
   static constexpr bool kZeroInOperand = kAccScale && Family::kIsInt && kZeroMode != kFloatZero;
-#else
-  static constexpr bool kZeroInOperand = kAccScale && Family::kIsInt && kZeroMode != kFloatZero && kTokenGroups >= 2;
-#endif
   static constexpr bool kSumX = kAccScale && (Family::kIsInt || kZeroMode == kFloatZero) && !kZeroInOperand;
 
   static constexpr int kSmemW = kAtomsK * (kBN / 16) * kAtomWords * 4;
