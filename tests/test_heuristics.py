@@ -77,3 +77,36 @@ def test_debug_defines_are_macro_names(monkeypatch):
     with pytest.raises(DescError, match="HUMMING_DEBUG_DEFINES"):
         kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 3), torch.bfloat16)
 
+
+
+def test_experiment_knobs_are_validated(monkeypatch):
+    """HUMMING_DEBUG_MIN_BLOCKS lands in __launch_bounds__ (hence in the cache key), HUMMING_PDL is 0 or 1, and
+    HUMMING_DEBUG_SPLIT_RATIO moves the split-K traffic cap; bad values are clear errors."""
+    import torch
+
+    from vllm_humming.desc import DescError, WeightDesc
+    from vllm_humming.ops.gemm import format_params, kernel_source, pdl_enabled
+
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    c = KernelChoice(8, 4, 2, 1, 1, 4)
+    _, plain = kernel_source(fp, c, torch.bfloat16)
+    assert "__launch_bounds__(128)" in plain
+    monkeypatch.setenv("HUMMING_DEBUG_MIN_BLOCKS", "6")
+    _, src = kernel_source(fp, c, torch.bfloat16)
+    assert "__launch_bounds__(128, 6)" in src and src != plain
+    for bad in ("0", "x", "33"):
+        monkeypatch.setenv("HUMMING_DEBUG_MIN_BLOCKS", bad)
+        with pytest.raises(DescError, match="HUMMING_DEBUG_MIN_BLOCKS"):
+            kernel_source(fp, c, torch.bfloat16)
+    monkeypatch.delenv("HUMMING_DEBUG_MIN_BLOCKS")
+    assert pdl_enabled()                       # default on
+    monkeypatch.setenv("HUMMING_PDL", "0")
+    assert not pdl_enabled()
+    monkeypatch.setenv("HUMMING_PDL", "yes")
+    with pytest.raises(DescError, match="HUMMING_PDL"):
+        pdl_enabled()
+    info = arch_info("sm_90a", 132)
+    m64 = choose_kernel("sm_90a", 64, 4, 128)
+    assert choose_splits(m64, 6144, 4096, 64, info, 1)[0] == 2
+    monkeypatch.setenv("HUMMING_DEBUG_SPLIT_RATIO", "1024")    # a stricter cap: no split
+    assert choose_splits(m64, 6144, 4096, 64, info, 1)[0] == 1
