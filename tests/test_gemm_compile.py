@@ -71,3 +71,18 @@ def test_every_family_compiles(arch, cache_dir):
         specs.append(dequant_spec(fp, dt, arch, d))
     arts = compile_many(specs)
     assert len(arts) == len(specs)
+
+
+def test_every_family_compiles_wgmma(cache_dir):
+    """sm_90a only: every element family / scale mode through the wgmma kernel the heuristics pick from 64 tokens up
+    (operand-side dequant into double-buffered A fragments, x by shared-memory descriptor)."""
+    specs = []
+    for d in FAMILIES:
+        fp = format_params(WeightDesc.parse(d))
+        c = choose_kernel("sm_90a", 64, fp.bits, fp.group, fp.zero_mode != 0)
+        assert c.wgmma
+        specs.append(_spec(fp, c, torch.bfloat16, "sm_90a", d))
+    specs.append(_spec(format_params(WeightDesc.parse(FAMILIES[1])), choose_kernel("sm_90a", 128, 3, 64, True),
+                       torch.float16, "sm_90a", FAMILIES[1]))
+    arts = compile_many(specs)
+    assert all(len(a.cubin) > 1000 for a in arts)

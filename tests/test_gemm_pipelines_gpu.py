@@ -181,3 +181,34 @@ def test_decode16_int_zero_in_operand(choice, desc, m):
     dtype = torch.float16 if "float16" in desc else torch.bfloat16
     for n, k in [(1000, 2048), (4096, 4096), (200, 1088)]:
         _run(desc, n, k, m, choice, dtype=dtype)
+
+
+def _wgmma_ok():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+WGMMA = [KernelChoice(16, 4, 1, 1, 1, 4, mma="wgmma"), KernelChoice(64, 4, 2, 1, 1, 4, mma="wgmma"),
+         KernelChoice(128, 4, 1, 1, 1, 3, mma="wgmma"), KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma"),
+         KernelChoice(8, 4, 2, 1, 1, 4, mma="wgmma")]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", WGMMA, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 17, 64, 257, 1024])
+def test_wgmma_int4_shapes(choice, m, monkeypatch):
+    """wgmma kernels (weights from registers, activations from the swizzled shared tile by descriptor): several token
+    tiles, token rows past M, K tails (1088: 17 atoms; 8200: a zero-filled partial atom), N not a multiple of the
+    block's rows, split-K at small M."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))     # the kernel at every M, not expand + cuBLAS
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint6b32,s:g16:bfloat16",
+                                            "w:uint8,s:g64:float16,zp:int", "w:int4,s:g128:float16"])
+@pytest.mark.parametrize("m", [16, 64, 257])
+def test_wgmma_formats(desc, m, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    choice = {16: WGMMA[0], 64: WGMMA[1], 257: WGMMA[2]}[m]
+    _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)

@@ -30,8 +30,51 @@ def test_split_plan_covers_k(n, k, m):
     k_atoms = -(-k // 64)
     assert splits >= 1 and per % c.atoms_k == 0 or splits == 1
     assert splits * per >= k_atoms and (splits - 1) * per < k_atoms   # every split non-empty, K covered
-    if m > 64:
+    base = -(-n // c.block_n) * -(-m // c.bt)
+    if c.wgmma:
+        # wgmma splits at any M, but never past one wave of the resident slots, and keeps >= 4 stages per split
+        assert splits == 1 or (base * splits <= 132 * 4 and per >= 4)
+    elif m > 64:
         assert splits == 1
+
+
+def test_wgmma_choices():
+    """wgmma kernels: only on sm_90a (the instruction exists nowhere else), from 64 tokens up; the short name round
+    trips; invalid combinations are refused; the register budget leaves room for 2+ blocks per SM."""
+    for arch in ("sm_80", "sm_89", "sm_90", "sm_100a", "sm_120a"):
+        assert not any(c.wgmma for c in all_choices(arch, 4, 128))
+    assert choose_kernel("sm_90a", 64, 4, 128).wgmma and choose_kernel("sm_90a", 512, 4, 128).wgmma
+    assert not choose_kernel("sm_90a", 1, 4, 128).wgmma and not choose_kernel("sm_90a", 16, 4, 128).wgmma
+    c = KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma")
+    assert c.short() == "bt64_wn8_tm1_wk1_ak1_s6_wgmma" and KernelChoice.parse(c.short()) == c
+    assert c.min_blocks == 2 and KernelChoice(64, 8, 1, 1, 1, 6).min_blocks == 0
+    assert KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma").bt == 256
+    for bad in (dict(bt=64, warps_n=8, tiles_m=1, warps_k=1, atoms_k=2, stages=4),     # two atoms per stage
+                dict(bt=64, warps_n=6, tiles_m=1, warps_k=1, atoms_k=1, stages=4),     # not whole warpgroups
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4)):    # K-warps
+        with pytest.raises(ValueError, match="wgmma"):
+            KernelChoice(**bad, mma="wgmma")
+    with pytest.raises(ValueError, match="bt"):
+        KernelChoice(256, 8, 1, 1, 1, 3)            # 256-token tiles are wgmma-only
+    with pytest.raises(ValueError, match="mma"):
+        KernelChoice(64, 8, 1, 1, 1, 3, mma="hgmma")
+    # stages on 1 KB boundaries plus 1 KB of alignment slack: bt64 x tile 8 KB + 128 rows int4 4 KB + 256 B scales
+    assert c.smem_bytes(4, 1, False) == 6 * 13 * 1024 + 1024
+
+
+def test_wgmma_splits_fill_one_wave():
+    info = arch_info("sm_90a", 132)
+    c = KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma")
+    # 6144x4096 at M=256: 48 x 2 tiles, 2 blocks per SM -> 264 slots -> 2 splits (3 would start a second wave)
+    assert choose_splits(c, 6144, 4096, 256, info, 2)[0] == 2
+    # 28672x4096: 224 x 2 tiles already fill the slots
+    assert choose_splits(c, 28672, 4096, 256, info, 2)[0] == 1
+
+
+def test_default_prefill_m():
+    from vllm_humming.tuning.heuristics import default_prefill_m
+
+    assert default_prefill_m("sm_90a") == 1024 and default_prefill_m("sm_80") == 128
 
 
 def test_choice_validation():
@@ -106,7 +149,8 @@ def test_experiment_knobs_are_validated(monkeypatch):
     with pytest.raises(DescError, match="HUMMING_PDL"):
         pdl_enabled()
     info = arch_info("sm_90a", 132)
-    m64 = choose_kernel("sm_90a", 64, 4, 128)
+    m64 = choose_kernel("sm_80", 64, 4, 128)     # the knob moves the mma.sync kernels' cap (wgmma: WGMMA_PARTIAL_BYTES)
+    assert not m64.wgmma
     assert choose_splits(m64, 6144, 4096, 64, info, 1)[0] == 2
     monkeypatch.setenv("HUMMING_DEBUG_SPLIT_RATIO", "1024")    # a stricter cap: no split
     assert choose_splits(m64, 6144, 4096, 64, info, 1)[0] == 1

@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from typing import Dict, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
-           "choose_direct_splits", "has_bulk", "PIPELINES",
+           "choose_direct_splits", "has_bulk", "PIPELINES", "default_prefill_m",
            "all_choices"]
 
 
 PIPELINES = ("cp_async", "bulk", "direct")
+# The tensor-core instruction: "sync" = mma.sync m16n8k16 (sm_75+), "wgmma" = wgmma.mma_async m64nNk16 with the
+# weights from registers and the activations from shared memory (sm_90a only; cp_async pipeline, one atom per stage).
+MMAS = ("sync", "wgmma")
 
 
 @dataclass(frozen=True)
@@ -34,10 +37,17 @@ class KernelChoice:
     # (Two more mainloops were measured on the H200 and removed as slower: a warp-level stream-K kernel without shared
     # memory and a cp.async kernel with warp-private rings -- commits 731b21d / 8be6b74, NOTES.md.)
     pipeline: str = "cp_async"
+    mma: str = "sync"
 
     def __post_init__(self):
-        if self.bt not in (8, 16, 32, 64, 128):
-            raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128, got {self.bt}")
+        if self.mma not in MMAS:
+            raise ValueError(f"KernelChoice.mma must be one of {MMAS}, got {self.mma!r}")
+        if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
+            raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
+        if self.wgmma and (self.pipeline != "cp_async" or self.atoms_k != 1 or self.warps_k != 1
+                           or self.warps_n % 4):
+            raise ValueError("KernelChoice: wgmma runs in the cp_async pipeline with atoms_k == 1, warps_k == 1 and "
+                             f"whole warpgroups (warps_n a multiple of 4), got {self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:
@@ -46,6 +56,20 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
         if self.pipeline == "direct" and self.warps_k != 1:
             raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
+
+    @property
+    def wgmma(self) -> bool:
+        return self.mma == "wgmma"
+
+    @property
+    def min_blocks(self) -> int:
+        """__launch_bounds__ minimum resident blocks per SM (0: none).  wgmma kernels are latency-bound per stage,
+        so they get a register budget that leaves room for two or more blocks: accumulators (tiles_m * bt / 2),
+        the double-buffered A fragments (32 * tiles_m) and ~24 registers of addressing must fit."""
+        if not self.wgmma:
+            return 0
+        need = self.tiles_m * self.bt // 2 + 32 * self.tiles_m + 24
+        return max(1, min(4, 65536 // (self.threads * need)))
 
     @property
     def bulk(self) -> bool:
@@ -80,6 +104,12 @@ class KernelChoice:
 
     def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool) -> int:
         """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh) / BulkSmem<Cfg>::kBytes (gemm_wna16_sm90.cuh)."""
+        if self.wgmma:
+            # stages on 1 KB boundaries (x tile first), plus 1 KB to align the dynamic shared-memory base
+            w = (self.block_n // 16) * 32 * bits * 4
+            s = groups_per_stage * self.block_n * 2
+            stage = -(-(self.bt * 64 * 2 + w + s + (s if zero else 0)) // 1024) * 1024
+            return stage * self.stages + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
         x = self.bt * (self.block_k + (8 if self.bulk or self.direct else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2
@@ -93,8 +123,13 @@ class KernelChoice:
 
     @classmethod
     def parse(cls, short: str) -> "KernelChoice":
-        """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk")."""
+        """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk");
+        a trailing ``_wgmma`` selects the wgmma instruction."""
         parts = short.strip().split("_")
+        mma = "sync"
+        if parts and parts[-1] == "wgmma":
+            mma = "wgmma"
+            parts = parts[:-1]
         pipeline = parts[-1] if parts and parts[-1] in PIPELINES else "cp_async"
         fields = {}
         for p in parts[:-1] if pipeline != "cp_async" else parts:
@@ -103,13 +138,13 @@ class KernelChoice:
                 raise ValueError(f"not a KernelChoice short name: {short!r} (e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk)")
             fields[key] = int(p[len(key):])
         try:
-            return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline)
+            return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
-        return base + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
+        return base + ("" if self.pipeline == "cp_async" else "_" + self.pipeline) + ("_wgmma" if self.wgmma else "")
 
 
 @dataclass(frozen=True)
@@ -140,6 +175,15 @@ def arch_info(arch: str, sms: int = 0) -> ArchInfo:
 
 
 M_BUCKETS = (8, 16, 32, 64, 128, 1 << 30)
+# split-K partial sums of a wgmma call stay under this many bytes (they live in L2, 60 MB on an H200)
+WGMMA_PARTIAL_BYTES = 24 << 20
+
+
+def default_prefill_m(arch: str) -> int:
+    """M at and above which a layer dequantizes its weight to a scratch matrix and calls cuBLAS instead of running
+    the GEMM kernel ($HUMMING_PREFILL_M overrides).  sm_90a has the wgmma kernels, which beat expand + cuBLAS below
+    M ~ 1024 on the H200 (session-4 sweeps: M=256 geomean 0.57x vs 0.55x cuBLAS; at M=1024 0.71x vs 0.75x)."""
+    return 1024 if arch == "sm_90a" else 128
 
 
 def m_bucket(m: int) -> int:
@@ -235,6 +279,15 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
+        if arch == "sm_90a" and bucket > 32:
+            # wgmma (H100/H200): from 64 tokens up the mma.sync kernels are bound by shared-memory reads of x (one
+            # ldmatrix per 16 weight rows) and by latency per stage; wgmma reads x once per 64 rows straight from
+            # shared memory.  Session-4 sweeps (results/h200-2026-11-30/): M=64 23.8 / 52.3 / 38.7 us on the three
+            # default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us.
+            if bucket <= 64:
+                cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
+            else:
+                cands += [KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma"), KernelChoice(128, 8, 1, 1, 1, 3, mma="wgmma")]
         if bucket <= 8:
             cands += [KernelChoice(8, 4, 2, 1, 1, 4), KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
         elif bucket <= 16:
@@ -269,6 +322,15 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     k_atoms = -(-k // 64)
     slots = max(1, info.sms * max(1, blocks_per_sm))
     base = n_tiles * m_tiles
+    if choice.wgmma:
+        # wgmma kernels hold 1-4 blocks per SM, so a layer with fewer tiles than slots (N = 4096 at any M, 6144 up to
+        # M ~ 512) leaves SMs idle without splits.  Split as far as the slots hold every block at once (rounding up
+        # started a second, mostly empty wave: 6144x4096 M=256 ran 48 us with 3 splits, 37 us with none), keep >= 4
+        # stages per split, and keep the fp32 partials (written + read once, L2-resident) under WGMMA_PARTIAL_BYTES.
+        cap = max(1, WGMMA_PARTIAL_BYTES // max(1, m_tiles * choice.bt * n * 4))
+        splits = max(1, min(slots // base, k_atoms // 4, cap, 16))
+        per = -(-k_atoms // splits)
+        return -(-k_atoms // per), per
     if m > 64 or base * 5 >= slots * 4:
         return 1, k_atoms
     min_atoms = 2 * choice.atoms_k

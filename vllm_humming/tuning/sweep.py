@@ -87,6 +87,13 @@ def candidates(bucket: int):
     return out
 
 
+class _Labeled(str):
+    """A candidate timed under a debug knob (``short@r32``): prints like a choice, never equals one."""
+
+    def short(self) -> str:
+        return str(self)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--desc", default="w:uint4b8,s:g128:bfloat16")
@@ -98,7 +105,10 @@ def main(argv=None):
     ap.add_argument("--pipeline", default="both", choices=("both", "cp_async", "bulk"))
     ap.add_argument("--choices", default="", help="explicit candidates (short names, comma-separated) instead of "
                     "the search space, e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk")
+    ap.add_argument("--split-ratios", default="", help="also time every candidate under these values of "
+                    "HUMMING_DEBUG_SPLIT_RATIO (split-K traffic cap; smaller = more splits), e.g. 128,32,8")
     args = ap.parse_args(argv)
+    ratios = [r.strip() for r in args.split_ratios.split(",") if r.strip()] or [None]
     desc = WeightDesc.parse(args.desc)
     results = []
     for shape in args.shapes.split(","):
@@ -120,7 +130,7 @@ def main(argv=None):
                 (bulk_candidates(bucket) if args.pipeline != "cp_async" and has_bulk(base.arch) else [])
             if args.choices:
                 pool = [KernelChoice.parse(c) for c in args.choices.split(",")]
-                pool = [c for c in pool if c.bt == max(8, min(bucket, 64))]
+                pool = [c for c in pool if c.bt <= max(8, bucket)]
             cands = [heur] + [c for c in pool if c != heur and c.runs_shape(k)][: args.max_cands]
             from ..jit import compile_many
             from ..ops.gemm import _spec
@@ -132,16 +142,26 @@ def main(argv=None):
                     ok.append(c)
             cands = ok
             compile_many([_spec(base.fp, c, torch.bfloat16, base.arch) for c in cands])
-            for c in cands:
+            import os
+
+            old_ratio = os.environ.get("HUMMING_DEBUG_SPLIT_RATIO")
+            for c, ratio in itertools.product(cands, ratios):
                 try:
+                    if ratio is not None:
+                        os.environ["HUMMING_DEBUG_SPLIT_RATIO"] = ratio   # read when a layer plans an M
                     first = base.clone(choices={bucket: c})
                     layers = [first] + [first.clone() for _ in range(copies - 1)]
                     t = time_graph([lambda L=L: L(x) for L in layers])
-                    rows.append((t, c))
+                    rows.append((t, c if ratio is None else f"{c.short()}@r{ratio}"))
                     del layers
                 except Exception as e:  # noqa: BLE001 - a candidate that does not fit just drops out
                     print(f"  skip {c.short()}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+            if old_ratio is None:
+                os.environ.pop("HUMMING_DEBUG_SPLIT_RATIO", None)
+            else:
+                os.environ["HUMMING_DEBUG_SPLIT_RATIO"] = old_ratio
             rows.sort(key=lambda r: r[0])
+            rows = [(t, c if isinstance(c, KernelChoice) else _Labeled(c)) for t, c in rows]
             th = next(t for t, c in rows if c == heur) if any(c == heur for _, c in rows) else float("nan")
             best_t, best_c = rows[0]
             print(f"{shape} M={m}: cublas {t_cublas:.1f}us | heuristic {heur.short()} {th:.1f}us "

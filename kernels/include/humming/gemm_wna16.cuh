@@ -21,11 +21,22 @@
 namespace humming {
 
 // Shared-memory plan of the cp.async ring (must equal KernelChoice.smem_bytes in vllm_humming/tuning/heuristics.py).
+// A stage is [W atoms][x tile][group scales][zero terms].  Under wgmma the x tile comes first and every stage starts
+// on a 1024-byte boundary (the 128-byte swizzle the tensor cores apply is anchored to absolute address bits), and the
+// kernel aligns the dynamic shared-memory base itself, hence the 1 KB of slack.
 template <class Cfg> struct CpAsyncSmem {
   static constexpr int kX = Cfg::kBT * Cfg::kBK * 2;       // swizzled activation rows (XTileSwizzled)
-  static constexpr int kStage = Cfg::kSmemW + kX + Cfg::kSmemS + Cfg::kSmemZ;
-  static constexpr int kBytes = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
+  static constexpr int kOffX = Cfg::kWgmma ? 0 : Cfg::kSmemW;
+  static constexpr int kOffW = Cfg::kWgmma ? kX : 0;
+  static constexpr int kOffS = Cfg::kSmemW + kX;
+  static constexpr int kOffZ = kOffS + Cfg::kSmemS;
+  static constexpr int kUsed = kOffZ + Cfg::kSmemZ;
+  static constexpr int kAlign = Cfg::kWgmma ? 1024 : 16;
+  static constexpr int kStage = (kUsed + kAlign - 1) / kAlign * kAlign;
+  static constexpr int kRing = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
+  static constexpr int kBytes = kRing + (Cfg::kWgmma ? 1024 : 0);
   static_assert(kX % 16 == 0, "16-byte aligned shared regions");
+  static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
 };
 
 // The end of a (token tile, weight-row tile, K split) block of a grid = (token tiles, row tiles, splits), after the
@@ -72,13 +83,57 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   }
   __syncthreads();
   if (!is_last) return;
-  for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
-    const int mr = m0 + i / kBN;
-    const int n = n0 + i % kBN;
-    if (mr >= M || n >= N) continue;
-    float sum = 0.f;
-    for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-    y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
+  // The reduction is latency-bound (one L2 round trip per load), so it reads float4s (4 channels; N16 rows keep them
+  // aligned), spreads only the tile's valid rows (M - m0 may be 1) over the threads, and keeps kInFlight float4 loads
+  // per thread in flight: kChunk float4s of kSplitBatch splits at a time.  (int offsets: splits only happen while the
+  // tiles do not fill the GPU, so M * N16 stays far below 2^31.)
+  constexpr int kVecsPerRow = kBN / 4;
+  constexpr int kThreads = Cfg::kThreads;
+  constexpr int kInFlight = 8;
+  constexpr int kChunk = ceil_div(kBT * kVecsPerRow, kThreads) < kInFlight ? ceil_div(kBT * kVecsPerRow, kThreads)
+                                                                            : kInFlight;
+  constexpr int kSplitBatch = kInFlight / kChunk;
+  const int splits = (int)gridDim.z;
+  const int vecs = min(kBT, M - m0) * kVecsPerRow;
+#pragma unroll 1
+  for (int base = 0; base < vecs; base += kChunk * kThreads) {
+    float4 sum[kChunk];
+    int off[kChunk];          // float offset of the float4 in split 0, or -1 (past the valid rows / N16)
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) {
+      const int v = base + j * kThreads + (int)threadIdx.x;
+      const int mr = m0 + v / kVecsPerRow;
+      const int n = n0 + (v % kVecsPerRow) * 4;
+      off[j] = (v < vecs && n < N16) ? (int)(mr * N16 + n) : -1;
+      sum[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll 1
+    for (int sp = 0; sp < splits; sp += kSplitBatch) {
+      float4 part[kSplitBatch][kChunk];
+#pragma unroll
+      for (int u = 0; u < kSplitBatch; ++u) {
+        const float* src = ws + (size_t)(sp + u) * ws_rows * N16;
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j)
+          part[u][j] = (off[j] >= 0 && sp + u < splits) ? __ldcg(reinterpret_cast<const float4*>(src + off[j]))
+                                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int u = 0; u < kSplitBatch; ++u)   // split order is fixed: the sum is deterministic
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          sum[j].x += part[u][j].x; sum[j].y += part[u][j].y; sum[j].z += part[u][j].z; sum[j].w += part[u][j].w;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) {
+      if (off[j] < 0) continue;
+      const int mr = off[j] / N16, n = off[j] % N16;
+      const float vals[4] = {sum[j].x, sum[j].y, sum[j].z, sum[j].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (n + e < N) y[(size_t)mr * N + n + e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
+    }
   }
   if (threadIdx.x == 0) tickets[ticket_id] = 0;
 }
@@ -112,7 +167,14 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   constexpr int kAtomWords = Cfg::kAtomWords;
   constexpr int kThreads = Cfg::kThreads;
 
-  extern __shared__ __align__(16) uint8_t smem[];
+  extern __shared__ __align__(16) uint8_t smem_raw[];
+  using Smem = CpAsyncSmem<Cfg>;
+  // wgmma: the swizzled x tiles must sit on 1024-byte boundaries (Smem::kBytes includes the slack)
+  uint8_t* smem = smem_raw;
+  if constexpr (Cfg::kWgmma) {
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+    smem = smem_raw + (((base + 1023u) & ~1023u) - base);
+  }
 
   const int lane = threadIdx.x % 32;
   const int warp = threadIdx.x / 32;
@@ -130,13 +192,10 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   const int num_stages_total = ka_end > ka_begin ? ceil_div(ka_end - ka_begin, Cfg::kAtomsK) : 0;
   const int num_groups = Cfg::kGroup ? ceil_div(K64, Cfg::kGroup) : 0;
 
-  using Smem = CpAsyncSmem<Cfg>;
-  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage); };
-  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW); };
-  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX); };
-  auto stage_z = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX + Cfg::kSmemS);
-  };
+  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage + Smem::kOffW); };
+  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffX); };
+  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffS); };
+  auto stage_z = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffZ); };
 
   // ---------------------------------------------------------------------------------------- global -> shared
   // Copy plan, fixed per thread for the whole K loop: which 16-byte chunks of each stage this thread moves.  Every
@@ -247,36 +306,57 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage_x).
   for (int i = tid; i < Cfg::kStages * Smem::kX / 16; i += kThreads) {
     const int st = i / (Smem::kX / 16), c = i % (Smem::kX / 16);
-    reinterpret_cast<uint4*>(smem + st * Smem::kStage + Cfg::kSmemW)[c] = make_uint4(0, 0, 0, 0);
+    reinterpret_cast<uint4*>(smem + st * Smem::kStage + Smem::kOffX)[c] = make_uint4(0, 0, 0, 0);
   }
   __syncthreads();   // the zeros land before any cp.async of another thread writes a valid row
-  // Prologue.  Weights and scales of the first kStages-1 stages go out before grid_dependency_wait(): under
+  // Prefetch distance: stage it + kDist is loaded while stage it is computed.  mma.sync: kStages - 1 (the slot
+  // refilled is the one the previous step consumed).  wgmma: one stage's asynchronous MMAs stay in flight across the
+  // next step (its dequant overlaps them), so the slot refilled is the one consumed two steps ago: kStages - 2.
+  constexpr int kMmaInFlight = (Cfg::kWgmma && Cfg::kStages >= 3) ? 1 : 0;
+  constexpr int kDist = Cfg::kStages - 1 - kMmaInFlight;
+  static_assert(kDist >= 1, "at least one stage of prefetch");
+  // Prologue.  Weights and scales of the first kDist stages go out before grid_dependency_wait(): under
   // programmatic dependent launch they stream while the previous kernel is still finishing.  The activations follow
-  // once it has.  All of them form ONE cp.async group, then kStages-2 empty groups keep the count the main loop's
-  // cp_async_wait<kStages-2> expects (its first wait therefore waits for the first kStages-1 stages at once).
-  static_for<Cfg::kStages - 1>([&](auto s_) {
+  // once it has.  All of them form ONE cp.async group, then kDist-1 empty groups keep the count the main loop's
+  // cp_async_wait<kDist-1> expects (its first wait therefore waits for the first kDist stages at once).
+  static_for<kDist>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
     if (s < num_stages_total) load_stage_w(s, s);
   });
   grid_dependency_wait();
-  static_for<Cfg::kStages - 1>([&](auto s_) {
+  static_for<kDist>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
     if (s < num_stages_total) load_stage_x(s, s);
   });
-  static_for<Cfg::kStages - 1>([&](auto) { cp_async_commit(); });
-  // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed by the previous step, compute.
-  auto step = [&](int it, int slot) {
-    cp_async_wait<Cfg::kStages - 2>();
+  static_for<kDist>([&](auto) { cp_async_commit(); });
+  // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed kMmaInFlight + 1 steps ago with
+  // stage it + kDist, compute.
+  auto step = [&](int it, int slot, auto buf_) {
+    cp_async_wait<kDist - 1>();
+    math.template wait_mma<kMmaInFlight>();   // wgmma: the MMAs that read the slot refilled below are done
     __syncthreads();
-    if (it + Cfg::kStages - 1 < num_stages_total) {
-      const int refill = slot == 0 ? Cfg::kStages - 1 : slot - 1;
-      load_stage_w(it + Cfg::kStages - 1, refill);
-      load_stage_x(it + Cfg::kStages - 1, refill);
+    if (it + kDist < num_stages_total) {
+      const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
+      load_stage_w(it + kDist, refill);
+      load_stage_x(it + kDist, refill);
     }
     cp_async_commit();
-    math.stage(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
+    math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
   };
-  if constexpr (Cfg::kBT <= 16) {
+  if constexpr (Cfg::kWgmma) {
+    // wgmma: consecutive stages dequantize into alternating fragment buffers (one stage's MMAs are still reading the
+    // other), so the loop is unrolled by two to make the buffer index a constant.
+    int it = 0, slot = 0;
+    auto next = [](int s) { return s == Cfg::kStages - 1 ? 0 : s + 1; };
+#pragma unroll 1
+    for (; it + 2 <= num_stages_total; it += 2) {
+      step(it, slot, Int<0>{});
+      slot = next(slot);
+      step(it + 1, slot, Int<1>{});
+      slot = next(slot);
+    }
+    if (it < num_stages_total) step(it, slot, Int<0>{});
+  } else if constexpr (Cfg::kBT <= 16) {
     // Decode tiles: the per-stage math is short, so ring arithmetic would be a visible share of it.  Unroll the loop
     // by the ring depth (every slot a constant); the tail runs the < kStages remaining steps the same way.  (Wide
     // token tiles keep the rolled loop: their stage math dwarfs the ring arithmetic, and unrolling it kStages times
@@ -284,20 +364,21 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     int it = 0;
 #pragma unroll 1
     for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
-      static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, decltype(s_)::value); });
+      static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{}); });
     }
     static_for<Cfg::kStages - 1>([&](auto s_) {
-      if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, decltype(s_)::value);
+      if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{});
     });
   } else {
     int slot = 0;
 #pragma unroll 1
     for (int it = 0; it < num_stages_total; ++it) {
-      step(it, slot);
+      step(it, slot, Int<0>{});
       slot = slot == Cfg::kStages - 1 ? 0 : slot + 1;
     }
   }
   cp_async_wait<0>();
+  math.template wait_mma<0>();
   __syncthreads();
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
   grid_dependents_launch();

@@ -41,6 +41,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
                                                   int* __restrict__ tickets, int M, int N, int K, int N16, int K64,
                                                   int atoms_per_split) {
   static_assert(Cfg::kWarpsK == 1, "direct loads: each warp covers the whole K range of its block");
+  static_assert(!Cfg::kWgmma, "the direct mainloop issues mma.sync only (wgmma runs in gemm_wna16.cuh)");
   using T = typename Cfg::T;
   using Smem = DirectSmem<Cfg>;
   constexpr int kBits = Cfg::kBits;

@@ -50,6 +50,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
                                                 const typename Cfg::T* __restrict__ bias,
                                                 typename Cfg::T* __restrict__ y, float* __restrict__ ws,
                                                 int* __restrict__ tickets, int M, int N, int K, int N16, int K64) {
+  static_assert(!Cfg::kWgmma, "the bulk-copy mainloop issues mma.sync only (wgmma runs in gemm_wna16.cuh)");
   using T = typename Cfg::T;
   using Smem = BulkSmem<Cfg>;
   constexpr int kBN = Cfg::kBN;

@@ -17,13 +17,17 @@
 #include "humming/dequant.cuh"
 #include "humming/layout.cuh"
 #include "humming/mma.cuh"
+#include "humming/wgmma.cuh"
 
 namespace humming {
 
 enum ZeroMode : int { kNoZero = 0, kIntZero = 1, kFloatZero = 2 };
 
+// The tensor-core instruction of a GemmConfig (an execution choice, like the tile shape).
+enum MmaKind : int { kMmaSync = 0, kMmaWgmma = 1 };
+
 template <class T_, class Family_, int kGroup_, int kZeroMode_, int kOffset_, int kBT_, int kWarpsN_, int kTilesM_,
-          int kWarpsK_, int kAtomsK_, int kStages_>
+          int kWarpsK_, int kAtomsK_, int kStages_, int kMma_ = kMmaSync>
 struct GemmConfig {
   using T = T_;
   using Family = Family_;
@@ -38,6 +42,11 @@ struct GemmConfig {
   static constexpr int kWarpsK = kWarpsK_;
   static constexpr int kAtomsK = kAtomsK_;        // 64-column atom columns per stage
   static constexpr int kStages = kStages_;
+  // kMmaWgmma (sm_90a): every k16 step of a stage is one wgmma.mma_async m64 x kBT x 16 per m16-tile index tm across
+  // a warpgroup (warps wn = 4q .. 4q+3 supply its 64 rows), the activations read by the tensor cores straight from
+  // the swizzled shared-memory tile -- no ldmatrix, and the tile is read once per 64 weight rows instead of once per
+  // 16 (the mma.sync kernels are bound by that shared-memory traffic from 64 tokens up, NOTES.md).
+  static constexpr bool kWgmma = kMma_ == kMmaWgmma;
 
   static constexpr int kMathWarps = kWarpsN * kWarpsK;
   static constexpr int kThreads = 32 * kMathWarps;     // the cp.async kernel: every warp loads and computes
@@ -53,7 +62,8 @@ struct GemmConfig {
   // sum_k x_k comes from one extra MMA with an all-ones A fragment.  Saves the sub + mul per weight pair; costs a few
   // FMAs per flush, so it pays while the token tile is small (kTG <= 2).  Every atom ends with a flush, so a stage
   // boundary is always a clean point (acc holds everything).
-  static constexpr bool kAccScale = (kBT <= 16) && (Family::kIsInt || kGroup != 0);
+  // (Not under wgmma: a flush would have to wait for the asynchronous MMAs every window.)
+  static constexpr bool kAccScale = !kWgmma && (kBT <= 16) && (Family::kIsInt || kGroup != 0);
   static constexpr int kFlushSteps = kGroup == 0 ? 4 : (kGroup >= 64 ? 4 : kGroup / 16);
   // Where an integer format's zero Z goes under accumulator-side scaling: subtracted from each raw pair before the
   // MMA (R - Z is exact: both are small integers in T), so the flush only applies the scale.  The alternative --
@@ -71,6 +81,12 @@ struct GemmConfig {
   static constexpr int kSmemReduce = (kWarpsK - 1) * kWarpsN * 32 * kTilesM * kTokenGroups * 4 * 4;
 
   static_assert(kBT % 8 == 0 && (kBT == 8 || kBT % 16 == 0), "tokens per block: 8 or a multiple of 16");
+  static_assert(kWgmma || kBT <= 128, "mma.sync kernels take at most 128 tokens per block");
+  static_assert(!kWgmma || (kBT == 8 || kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256),
+                "wgmma token tiles: 8, 16, 32, 64, 128 or 256 (the n of m64nNk16; wgmma.cuh spells out these)");
+  static_assert(!kWgmma || (kWarpsN % 4 == 0 && kWarpsK == 1), "wgmma: whole warpgroups along N, no K-warps");
+  static_assert(!kWgmma || kAtomsK == 1,
+                "wgmma: one 64-column atom per stage, so the activation tile rows are exactly one 128-byte swizzle row");
   static_assert(kAtomsK % kWarpsK == 0, "each K-warp takes the same number of atom columns per stage");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kSmemW % 16 == 0 && kSmemS % 16 == 0, "16-byte aligned shared regions");
@@ -117,6 +133,9 @@ template <class Cfg, class XTile> struct Wna16Math {
   // accumulator-side scaling state (kAccScale): per-window raw partial sums and per-token sums of x
   float part[Cfg::kAccScale ? Cfg::kTilesM : 1][Cfg::kAccScale ? kTG : 1][4];
   float xsum[Cfg::kAccScale ? kTG : 1][4];
+  // wgmma: the dequantized A fragments of one atom, double-buffered -- an atom's MMAs read them asynchronously while
+  // the next atom is being dequantized into the other buffer (kBuf of stage() / atom() alternates per stage)
+  uint32_t wg_af[Cfg::kWgmma ? 2 : 1][Cfg::kWgmma ? 4 : 1][Cfg::kWgmma ? Cfg::kTilesM : 1][4];
   T2 const_zero;   // kRawBias + kOffset: the constant zero term of symmetric integer formats
   T2 raw_bias;     // kRawBias: float zero points subtract only the family's bias
   int wn, wk, lane, g;
@@ -158,7 +177,8 @@ template <class Cfg, class XTile> struct Wna16Math {
   }
 
   // Consume one stage: sw = its W atoms [kAtomsK][kBN/16][atom], sx = its activation tile, ss / sz = its group scales
-  // / zero terms [kGroupsPerStage][kBN].
+  // / zero terms [kGroupsPerStage][kBN].  kBuf (wgmma only): which fragment buffer; consecutive stages alternate.
+  template <int kBuf = 0>
   HUMMING_DEVICE void stage(const uint32_t* sw, const T* sx, const T* ss, const T* sz) {
 #ifdef HUMMING_SKIP_MATH
     acc[0][0][0] += __uint_as_float(sw[lane]);   // experiments only: time the pipeline without the math
@@ -173,13 +193,18 @@ template <class Cfg, class XTile> struct Wna16Math {
         const int atom_row = wn * Cfg::kTilesM + tm;
         load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
       }
-      atom(words, sx, ss, sz, a);
+      atom<kBuf>(words, sx, ss, sz, a);
     }
   }
 
   // Consume one atom column `a` of the stage whose packed words this lane already holds (from shared memory above,
   // or straight from global memory in gemm_wna16_direct.cuh).
+  template <int kBuf = 0>
   HUMMING_DEVICE void atom(const uint32_t (&words)[Cfg::kTilesM][kBits], const T* sx, const T* ss, const T* sz, int a) {
+    if constexpr (Cfg::kWgmma) {
+      atom_wgmma<kBuf>(words, sx, ss, sz, a);
+      return;
+    }
     static_for<4>([&](auto f_) {
       constexpr int f = decltype(f_)::value;
       uint32_t b[kTG][2];
@@ -258,6 +283,43 @@ template <class Cfg, class XTile> struct Wna16Math {
     }
   }
 
+  // Operand-side dequant of k16 step f of tile tm: each pair to its final 16-bit value (zero, scale applied).
+  template <int f>
+  HUMMING_DEVICE void dequant_operand(uint32_t (&af)[4], const uint32_t (&words)[kBits], const T* ss, const T* sz,
+                                      int a, int tm) const {
+    // Per-row scale / zero pairs for rows g and g+8 of this tile.
+    T2 s_pair[2], z_pair[2];
+    if constexpr (Cfg::kGroup != 0) {
+      const int gi = Cfg::kGroupsPerStage == 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+      const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        s_pair[h] = broadcast2<T2, T>(ss[gi * kBN + row + 8 * h]);
+        if constexpr (Cfg::kZeroMode != kNoZero) z_pair[h] = broadcast2<T2, T>(sz[gi * kBN + row + 8 * h]);
+      }
+    }
+    static_for<4>([&](auto r_) {
+      constexpr int r = decltype(r_)::value;
+      // pair q = 4f + r (layout.cuh)
+      T2 v = as_t2<T2>(Family::template raw<4 * f + r>(words));
+      constexpr int h = r & 1;                  // row g (h = 0) or g + 8 (h = 1)
+      if constexpr (Family::kIsInt) {
+        if constexpr (Cfg::kZeroMode == kIntZero) {
+          v = mul2(sub2(v, z_pair[h]), s_pair[h]);
+        } else if constexpr (Cfg::kZeroMode == kFloatZero) {
+          v = fma2(sub2(v, raw_bias), s_pair[h], z_pair[h]);
+        } else {
+          v = sub2(v, const_zero);
+          if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
+        }
+      } else {
+        v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
+        if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
+      }
+      af[r] = as_u32(v);
+    });
+  }
+
   // Operand-side scaling (wider token tiles): each pair is dequantized to its final 16-bit value before the MMA, so
   // the one fragment feeds kTG MMAs.
   template <int f>
@@ -265,40 +327,57 @@ template <class Cfg, class XTile> struct Wna16Math {
                                           const T* ss, const T* sz, int a) {
 #pragma unroll
     for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-      // Per-row scale / zero pairs for rows g and g+8 of this tile.
-      T2 s_pair[2], z_pair[2];
-      if constexpr (Cfg::kGroup != 0) {
-        const int gi = Cfg::kGroupsPerStage == 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
-        const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          s_pair[h] = broadcast2<T2, T>(ss[gi * kBN + row + 8 * h]);
-          if constexpr (Cfg::kZeroMode != kNoZero) z_pair[h] = broadcast2<T2, T>(sz[gi * kBN + row + 8 * h]);
-        }
-      }
       uint32_t af[4];
-      static_for<4>([&](auto r_) {
-        constexpr int r = decltype(r_)::value;
-        // pair q = 4f + r (layout.cuh)
-        T2 v = as_t2<T2>(Family::template raw<4 * f + r>(words[tm]));
-        constexpr int h = r & 1;                  // row g (h = 0) or g + 8 (h = 1)
-        if constexpr (Family::kIsInt) {
-          if constexpr (Cfg::kZeroMode == kIntZero) {
-            v = mul2(sub2(v, z_pair[h]), s_pair[h]);
-          } else if constexpr (Cfg::kZeroMode == kFloatZero) {
-            v = fma2(sub2(v, raw_bias), s_pair[h], z_pair[h]);
-          } else {
-            v = sub2(v, const_zero);
-            if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
-          }
-        } else {
-          v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
-          if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
-        }
-        af[r] = as_u32(v);
-      });
+      dequant_operand<f>(af, words[tm], ss, sz, a, tm);
 #pragma unroll
       for (int tg = 0; tg < kTG; ++tg) mma_16816<T>(acc[tm][tg], af, b[tg]);
+    }
+  }
+
+  // wgmma (sm_90a): dequantize the whole atom (4 k16 steps x kTilesM tiles), then issue its 4 * kTilesM asynchronous
+  // MMAs with the activations read from the stage's tile by descriptor, and commit them as one group.  The caller
+  // waits (wait_mma) before the stage's slot is refilled, before buffer kBuf is dequantized into again (the MMAs read
+  // their A registers asynchronously: overwriting them earlier is undefined, and ptxas does not guard it) and before
+  // the accumulators are read.
+  template <int kBuf>
+  HUMMING_DEVICE void atom_wgmma(const uint32_t (&words)[Cfg::kTilesM][kBits], const T* sx, const T* ss, const T* sz,
+                                 int a) {
+    auto& af = wg_af[kBuf];
+    static_for<4>([&](auto f_) {
+      constexpr int f = decltype(f_)::value;
+#pragma unroll
+      for (int tm = 0; tm < Cfg::kTilesM; ++tm) dequant_operand<f>(af[f][tm], words[tm], ss, sz, a, tm);
+    });
+    const uint64_t desc = wgmma_desc_sw128(sx);   // kAtomsK == 1: the tile is this atom's 64 columns
+    fence_accumulators();
+    wgmma_fence();
+#pragma unroll
+    for (int f = 0; f < 4; ++f)
+#pragma unroll
+      for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+        Wgmma<T, kBT>::mma(reinterpret_cast<float(&)[kBT / 2]>(acc[tm]), af[f][tm], desc + 2 * f);
+    wgmma_commit();
+    fence_accumulators();
+  }
+
+  // No code motion of accumulator accesses across this point (wgmma: around the asynchronous window).
+  HUMMING_DEVICE void fence_accumulators() {
+    if constexpr (Cfg::kWgmma) {
+#pragma unroll
+      for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+        for (int j = 0; j < kTG; ++j)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) fence_operand(acc[i][j][v]);
+    }
+  }
+
+  // wgmma: at most kPending of this thread's committed MMA groups (one per atom) are still running; kPending == 0:
+  // every one has completed, the accumulators are final and every stage tile is free.
+  template <int kPending> HUMMING_DEVICE void wait_mma() {
+    if constexpr (Cfg::kWgmma) {
+      wgmma_wait<kPending>();
+      if constexpr (kPending == 0) fence_accumulators();
     }
   }
 
