@@ -92,6 +92,21 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   constexpr int kInFlight = 8;
   constexpr int kChunk = ceil_div(kBT * kVecsPerRow, kThreads) < kInFlight ? ceil_div(kBT * kVecsPerRow, kThreads)
                                                                             : kInFlight;
+  if constexpr (kBT <= 8) {
+    // 8-token tiles (M <= 8): a handful of valid rows, one float per thread and the compiler's own unrolling of the
+    // split loop measured best (M=1 on 6144x4096: 9.1 us at d530966 vs 10.2 us at d5f3e7b with the float4 batches
+    // below, which also cost the decode kernel registers -- and blocks per SM -- its main loop needs).
+    for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
+      const int mr = m0 + i / kBN;
+      const int n = n0 + i % kBN;
+      if (mr >= M || n >= N) continue;
+      float sum = 0.f;
+      for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
+      y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
+    }
+    if (threadIdx.x == 0) tickets[ticket_id] = 0;
+    return;
+  }
   constexpr int kSplitBatch = kInFlight / kChunk;
   const int splits = (int)gridDim.z;
   const int vecs = min(kBT, M - m0) * kVecsPerRow;
