@@ -348,6 +348,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // stage it + kDist, compute.
   auto step = [&](int it, int slot, auto buf_) {
     cp_async_wait<kDist - 1>();
+    // wgmma reads the x tile through the async proxy: this thread's cp.async writes (and the one-time zero rows) are
+    // fenced into it before the barrier publishes the stage (wgmma.cuh, fence_proxy_async_shared)
+    if constexpr (Cfg::kWgmma) fence_proxy_async_shared();
     math.template wait_mma<kMmaInFlight>();   // wgmma: the MMAs that read the slot refilled below are done
     __syncthreads();
     if (it + kDist < num_stages_total) {

@@ -58,6 +58,17 @@ template <int kPending> HUMMING_DEVICE void wgmma_wait() {
 #endif
 }
 
+// Orders this thread's earlier generic-proxy writes to shared memory (st.shared, and cp.async -- non-bulk cp.async
+// is a generic-proxy write) before later async-proxy reads (wgmma's descriptor operands).  PTX ISA, wgmma.mma_async:
+// "An async proxy fence must be used to establish an ordering between prior writes to shared memory matrices and
+// subsequent reads of the same matrices in a wgmma.mma_async instruction."  Every thread that wrote a tile runs it
+// after its writes have landed (cp.async.wait_group) and before the barrier that hands the tile to the MMAs.
+HUMMING_DEVICE void fence_proxy_async_shared() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
 // Pins an accumulator register in place across the asynchronous window (no code motion across this point).
 HUMMING_DEVICE void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
