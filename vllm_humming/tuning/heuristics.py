@@ -282,8 +282,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         if arch == "sm_90a" and bucket > 32:
             # wgmma (H100/H200): from 64 tokens up the mma.sync kernels are bound by shared-memory reads of x (one
             # ldmatrix per 16 weight rows) and by latency per stage; wgmma reads x once per 64 rows straight from
-            # shared memory.  Session-4 sweeps (results/h200-2026-11-30/): M=64 23.8 / 52.3 / 38.7 us on the three
-            # default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us.
+            # shared memory.  Session-4 sweeps (results/h200-2026-11-29d/r5_*): M=64 23.8 / 52.3 / 38.7 us on the
+            # three default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us for the
+            # mma.sync kernel and 168 us for expand + cuBLAS (r1_bench_int4_m256_m1024_expand_cublas.log).
             if bucket <= 64:
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
