@@ -221,6 +221,23 @@ def test_git_info_reads_this_checkout():
     assert re.fullmatch(r"[0-9a-f]{40}", info["commit"]) and info["dirty"] in (True, False)
 
 
+def test_source_hash_follows_the_code_not_git(tmp_path, monkeypatch):
+    """The provenance hash covers the package's .py files and the CUDA headers (a copied tree without git metadata
+    hashes like its checkout) and moves when a header changes."""
+    import shutil
+
+    h0 = report.source_hash()
+    assert re.fullmatch(r"[0-9a-f]{16}", h0) and report.source_hash() == h0 and report.git_info()["source_sha"] == h0
+    from vllm_humming.jit import paths
+
+    inc = tmp_path / "kernels"
+    shutil.copytree(paths.include_dir(), inc / "include")
+    monkeypatch.setenv("HUMMING_KERNELS_DIR", str(inc))
+    assert report.source_hash() == h0                    # same bytes elsewhere: same hash
+    (inc / "include" / "humming" / "common.cuh").write_text("// changed\n")
+    assert report.source_hash() != h0
+
+
 def test_environment_without_cuda():
     env = report.environment()
     assert env["torch"] and "vllm_humming" in env and "humming-kernels" in env

@@ -22,17 +22,44 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from .formats import FORMATS
 from .harness import geomean
 
-__all__ = ["SCHEMA", "new_results", "environment", "git_info", "derive", "format_report", "format_format_table",
+__all__ = ["SCHEMA", "new_results", "environment", "git_info", "source_hash", "derive", "format_report", "format_format_table",
            "format_cublas_table", "format_summary", "write_json", "cell_text", "merge_results"]
 
 SCHEMA = "vllm-humming-bench/1"
 
 
 # ------------------------------------------------------------------------------------------------ environment
+def source_hash() -> str:
+    """sha256 (first 16 hex digits) over the code that decides a measurement: every ``.py`` file of this package and
+    every header of the CUDA include tree, by relative path and content.  Unlike the git commit it needs no git
+    metadata -- a copied working tree (the device tool's) hashes the same as the checkout it came from."""
+    import hashlib
+
+    from ..jit.paths import include_dir
+
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    for root, tag, suffix in ((pkg, "py", ".py"), (str(include_dir()), "cuh", ".cuh")):
+        files = []
+        for d, _, names in os.walk(root):
+            files += [os.path.join(d, n) for n in names if n.endswith(suffix)]
+        for f in sorted(files, key=lambda f: os.path.relpath(f, root)):
+            h.update(f"{tag}:{os.path.relpath(f, root)}\0".encode())
+            with open(f, "rb") as fh:
+                h.update(fh.read())
+            h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
 def git_info(repo_dir: Optional[str] = None) -> Dict[str, Any]:
-    """Commit and dirty flag of the checkout this package runs from (None when not a git checkout)."""
+    """Commit and dirty flag of the checkout this package runs from (None when not a git checkout), plus
+    :func:`source_hash` (always set)."""
     repo_dir = repo_dir or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     info: Dict[str, Any] = {"commit": None, "dirty": None}
+    try:
+        info["source_sha"] = source_hash()
+    except Exception:  # noqa: BLE001 - never fail a bench over its provenance line
+        info["source_sha"] = None
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_dir, capture_output=True, text=True,
                                         timeout=10).stdout.strip() or None
@@ -325,7 +352,8 @@ def format_report(results: Dict[str, Any], derived: Optional[Dict[str, Any]] = N
     s = results.get("settings", {})
     head = [f"vllm-humming bench  {meta.get('date_utc', '')}",
             f"device: {dev.get('name', 'none')} (sm {dev.get('capability', '?')})  torch {env.get('torch')}  "
-            f"CUDA {env.get('cuda')}  commit {str(git.get('commit'))[:12]}{'+dirty' if git.get('dirty') else ''}",
+            f"CUDA {env.get('cuda')}  commit {str(git.get('commit'))[:12]}{'+dirty' if git.get('dirty') else ''}"
+            f"  source {git.get('source_sha') or '?'}",
             "upstream humming: " + (f"{up.get('version')}" if up.get("available") else str(up.get("reason"))),
             f"method: CUDA-graph replay of {s.get('min_bytes', 0) / 2**20:.0f} MiB+ of layer copies (cold L2), "
             f"median of {s.get('replays')} replays / copies"]
