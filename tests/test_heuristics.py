@@ -62,6 +62,18 @@ def test_wgmma_choices():
     assert c.smem_bytes(4, 1, False) == 6 * 13 * 1024 + 1024
 
 
+def test_forced_choice_reasons_name_the_problem():
+    """A forced choice the device or the layer cannot run is refused before compiling, naming choice and device."""
+    wg = KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma")
+    assert wg.unsupported_reason("sm_90a", 4096, 128) == ""
+    for arch in ("sm_80", "sm_90", "sm_100a"):
+        assert f"sm_90a (H100/H200) only, the device is {arch}" in wg.unsupported_reason(arch, 4096, 128)
+    bulk = KernelChoice(8, 4, 2, 1, 2, 8, "bulk")
+    assert "needs sm_90+, the device is sm_89" in bulk.unsupported_reason("sm_89", 4096, 128)
+    assert "cannot run K=1088" in bulk.unsupported_reason("sm_90a", 1088, 128)
+    assert KernelChoice(8, 4, 2, 1, 1, 4).unsupported_reason("sm_75", 1088, 128) == ""
+
+
 def test_wgmma_splits_fill_one_wave():
     info = arch_info("sm_90a", 132)
     c = KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma")

@@ -364,12 +364,7 @@ class GemmLayer:
     def _choice(self, bucket: int) -> KernelChoice:
         if bucket in self._forced:
             c = self._forced[bucket]
-            why = ""
-            if c.bulk and not has_bulk(self.arch):
-                why = f"the bulk pipeline needs sm_90+, the device is {self.arch}"
-            elif not c.runs_shape(self.k, self.fp.group):
-                why = (f"the {c.pipeline} pipeline cannot run K={self.k} with group size {self.fp.group} "
-                       "(bulk: K a multiple of 64 * atoms_k; direct: power-of-two groups)")
+            why = c.unsupported_reason(self.arch, self.k, self.fp.group)
             if why:
                 raise DescError(f"layer {self.name!r} ({self.desc}): forced kernel choice {c.short()} for M bucket "
                                 f"{bucket}: {why}")

@@ -94,6 +94,18 @@ class KernelChoice:
             return group == 0 or group < 64 or (group & (group - 1)) == 0
         return True
 
+    def unsupported_reason(self, arch: str, k: int, group: int = 0) -> str:
+        """Why this choice cannot run a layer with K columns and group size ``group`` on ``arch`` ("" if it can):
+        what a forced choice (tests, tuning) is checked against before anything is compiled."""
+        if self.wgmma and arch != "sm_90a":
+            return f"wgmma kernels run on sm_90a (H100/H200) only, the device is {arch}"
+        if self.bulk and not _has_bulk(arch):
+            return f"the bulk pipeline needs sm_90+, the device is {arch}"
+        if not self.runs_shape(k, group):
+            return (f"the {self.pipeline} pipeline cannot run K={k} with group size {group} "
+                    "(bulk: K a multiple of 64 * atoms_k; direct: power-of-two groups)")
+        return ""
+
     @property
     def block_n(self) -> int:
         return 16 * self.tiles_m * self.warps_n

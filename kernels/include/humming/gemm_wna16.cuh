@@ -172,6 +172,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
                                            const typename Cfg::T* __restrict__ bias, typename Cfg::T* __restrict__ y,
                                            float* __restrict__ ws, int* __restrict__ tickets, int M, int N, int K,
                                            int N16, int K64, int atoms_per_split) {
+#if defined(__CUDA_ARCH__) && !HUMMING_HAS_WGMMA
+  static_assert(!Cfg::kWgmma, "wgmma kernels compile for sm_90a only (wgmma.cuh); the heuristics never pick one elsewhere");
+#endif
   using T = typename Cfg::T;
   using T2 = typename Cfg::T2;
   using Family = typename Cfg::Family;
