@@ -121,7 +121,8 @@ class KernelChoice:
             w = (self.block_n // 16) * 32 * bits * 4
             s = groups_per_stage * self.block_n * 2
             stage = -(-(self.bt * 64 * 2 + w + s + (s if zero else 0)) // 1024) * 1024
-            return stage * self.stages + 1024
+            epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
+            return max(stage * self.stages, epilogue_tile) + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
         x = self.bt * (self.block_k + (8 if self.bulk or self.direct else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2

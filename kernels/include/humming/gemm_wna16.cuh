@@ -20,6 +20,13 @@
 
 namespace humming {
 
+// wgmma kernels stage their fp32 output tile in shared memory for the epilogue (see splitk_epilogue); it reuses
+// the ring.
+template <class Cfg> struct EpilogueTile {
+  static constexpr int kLd = Cfg::kBN + 4;
+  static constexpr int kBytes = Cfg::kWgmma ? Cfg::kBT * kLd * 4 : 0;
+};
+
 // Shared-memory plan of the cp.async ring (must equal KernelChoice.smem_bytes in vllm_humming/tuning/heuristics.py).
 // A stage is [W atoms][x tile][group scales][zero terms].  Under wgmma the x tile comes first and every stage starts
 // on a 1024-byte boundary (the 128-byte swizzle the tensor cores apply is anchored to absolute address bits), and the
@@ -33,7 +40,8 @@ template <class Cfg> struct CpAsyncSmem {
   static constexpr int kUsed = kOffZ + Cfg::kSmemZ;
   static constexpr int kAlign = Cfg::kWgmma ? 1024 : 16;
   static constexpr int kStage = (kUsed + kAlign - 1) / kAlign * kAlign;
-  static constexpr int kRing = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
+  static constexpr int kRingOnly = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
+  static constexpr int kRing = kRingOnly > EpilogueTile<Cfg>::kBytes ? kRingOnly : EpilogueTile<Cfg>::kBytes;
   static constexpr int kBytes = kRing + (Cfg::kWgmma ? 1024 : 0);
   static_assert(kX % 16 == 0, "16-byte aligned shared regions");
   static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
@@ -44,17 +52,63 @@ template <class Cfg> struct CpAsyncSmem {
 // writes fp32 partials to ws [splits][token tiles * kBT][N16]; the last block of the tile to arrive (atomic ticket)
 // sums them in split order -- deterministic -- runs the epilogue and resets the ticket, so the counters stay zero
 // between calls and CUDA-graph replays need no memset.  Called by every thread of the block.
+//
+// wgmma kernels (wide tiles: 32-64 accumulators per thread) stage the block's fp32 tile in shared memory first
+// (`tile`, kBT rows of kBN + 4 floats: the 4-float pad puts the 8 channels x 4 token pairs of one accumulator store
+// in 32 distinct banks) and then write y / the partials as float4 runs along N with rolled loops: coalesced stores and
+// a small kernel (per-accumulator bounds checks and epilogue math unrolled over 64 values made NVRTC slow).
+// y rows m0 .. min(M, m0 + kBT) - 1, channels n0 .. n0 + kBN - 1 (clipped to N) from a staged fp32 tile: float4
+// reads along N, the fp32 epilogue, 16-bit stores -- one rolled loop for the whole block.
+template <class Cfg>
+__device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cfg::T* __restrict__ y,
+                                                  const float* __restrict__ chscale, const float* __restrict__ tscale,
+                                                  const typename Cfg::T* __restrict__ bias, int M, int N, int m0,
+                                                  int n0) {
+  using T = typename Cfg::T;
+  constexpr int kLd = EpilogueTile<Cfg>::kLd;
+  constexpr int kVecsPerRow = Cfg::kBN / 4;
+  const int vecs = min(Cfg::kBT, M - m0) * kVecsPerRow;
+#pragma unroll 1
+  for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4, n = n0 + c;
+    const float4 a = *reinterpret_cast<const float4*>(tile + r * kLd + c);
+    const float vals[4] = {a.x, a.y, a.z, a.w};
+    T* dst = y + (size_t)(m0 + r) * N + n;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (n + e < N) dst[e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
+  }
+}
+
 template <class Cfg, class Math>
 __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::T* __restrict__ y,
                                                 float* __restrict__ ws, int* __restrict__ tickets,
                                                 const float* __restrict__ chscale, const float* __restrict__ tscale,
                                                 const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
-                                                int m0, int n0) {
+                                                int m0, int n0, float* tile = nullptr) {
   using T = typename Cfg::T;
   constexpr int kBT = Cfg::kBT;
   constexpr int kBN = Cfg::kBN;
   const int split = blockIdx.z;
-  if (gridDim.z == 1) {
+  if constexpr (Cfg::kWgmma) {
+    constexpr int kLd = EpilogueTile<Cfg>::kLd;
+    constexpr int kVecsPerRow = kBN / 4;
+    math.for_each_output([&](int mr, int nr, float v) { tile[mr * kLd + nr] = v; });
+    __syncthreads();
+    const int vecs = min(kBT, M - m0) * kVecsPerRow;
+    if (gridDim.z == 1) {
+      write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
+      return;
+    }
+    const size_t ws_rows = (size_t)gridDim.x * kBT;
+#pragma unroll 1
+    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+      if (n0 + c < N16)   // padding rows past M are never read back
+        __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * N16 + n0 + c),
+               *reinterpret_cast<const float4*>(tile + r * kLd + c));
+    }
+  } else if (gridDim.z == 1) {
     if (math.wk != 0) return;
     math.for_each_output([&](int mr, int nr, float v) {
       const int n = n0 + nr, m = m0 + mr;
@@ -63,7 +117,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     return;
   }
   const size_t ws_rows = (size_t)gridDim.x * kBT;
-  if (math.wk == 0) {
+  if (!Cfg::kWgmma && math.wk == 0) {
     math.for_each_output([&](int mr, int nr, float v) {
       const int n = n0 + nr, m = m0 + mr;           // padding rows are never read back
       if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * N16 + n, v);
@@ -144,11 +198,20 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     for (int j = 0; j < kChunk; ++j) {
       if (off[j] < 0) continue;
       const int mr = off[j] / N16, n = off[j] % N16;
-      const float vals[4] = {sum[j].x, sum[j].y, sum[j].z, sum[j].w};
+      if constexpr (Cfg::kWgmma) {
+        // back into the (now free) staged tile; one rolled loop below writes y
+        *reinterpret_cast<float4*>(tile + (mr - m0) * EpilogueTile<Cfg>::kLd + (n - n0)) = sum[j];
+      } else {
+        const float vals[4] = {sum[j].x, sum[j].y, sum[j].z, sum[j].w};
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (n + e < N) y[(size_t)mr * N + n + e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
+        for (int e = 0; e < 4; ++e)
+          if (n + e < N) y[(size_t)mr * N + n + e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
+      }
     }
+  }
+  if constexpr (Cfg::kWgmma) {
+    __syncthreads();
+    write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
   }
   if (threadIdx.x == 0) tickets[ticket_id] = 0;
 }
@@ -407,7 +470,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // ---------------------------------------------------------------------------------------- intra-block K reduction
   math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
 
-  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0);
+  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem));
 }
 
 }  // namespace humming
