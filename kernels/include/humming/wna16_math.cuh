@@ -346,7 +346,14 @@ template <class Cfg, class XTile> struct Wna16Math {
     static_for<4>([&](auto f_) {
       constexpr int f = decltype(f_)::value;
 #pragma unroll
-      for (int tm = 0; tm < Cfg::kTilesM; ++tm) dequant_operand<f>(af[f][tm], words[tm], ss, sz, a, tm);
+      for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+#ifdef HUMMING_DEBUG_WG_SKIP_DEQUANT   // experiments only: the raw words as the operand (wrong results)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) af[f][tm][i] = words[tm][(f * 4 + i) % kBits];
+#else
+        dequant_operand<f>(af[f][tm], words[tm], ss, sz, a, tm);
+#endif
+      }
     });
     const uint64_t desc = wgmma_desc_sw128(sx);   // kAtomsK == 1: the tile is this atom's 64 columns
     fence_accumulators();
@@ -354,8 +361,14 @@ template <class Cfg, class XTile> struct Wna16Math {
 #pragma unroll
     for (int f = 0; f < 4; ++f)
 #pragma unroll
-      for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+      for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+#ifdef HUMMING_DEBUG_WG_SKIP_MMA   // experiments only: no tensor-core work (wrong results)
+        acc[tm][0][0] += __uint_as_float(af[f][tm][0] ^ af[f][tm][1] ^ af[f][tm][2] ^ af[f][tm][3] ^
+                                         static_cast<uint32_t>(desc));
+#else
         Wgmma<T, kBT>::mma(reinterpret_cast<float(&)[kBT / 2]>(acc[tm]), af[f][tm], desc + 2 * f);
+#endif
+      }
     wgmma_commit();
     fence_accumulators();
   }
