@@ -212,3 +212,39 @@ def test_wgmma_formats(desc, m, monkeypatch):
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
     choice = {16: WGMMA[0], 64: WGMMA[1], 257: WGMMA[2]}[m]
     _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
+# wgmma math warpgroups in the bulk pipeline (producer warpgroup, persistent stream-K; x by cp.async, swizzled)
+BULK_WGMMA = [KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), KernelChoice(128, 8, 1, 1, 1, 4, "bulk", "wgmma"),
+              KernelChoice(256, 8, 1, 1, 1, 3, "bulk", "wgmma"), KernelChoice(64, 4, 1, 1, 1, 6, "bulk", "wgmma")]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", BULK_WGMMA, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 17, 64, 257, 1024])
+def test_bulk_wgmma_int4_shapes(choice, m, monkeypatch):
+    """Several token tiles, token rows past M (stale rows in the ring must never reach y), N not a multiple of the
+    block's rows, tiles split across blocks by stream-K."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 1024), (200, 8192), (6144, 512), (16, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("blocks", [1, 3, 7, 1000])
+def test_bulk_wgmma_grid_sizes(blocks, monkeypatch):
+    """Stream-K corners under wgmma: one block walks every tile (segments restart the MMA pipeline), tiles split 2-3
+    ways at odd points, more slots than units."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 40, BULK_WGMMA[0], grid_cap=blocks)
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 200, BULK_WGMMA[1], grid_cap=blocks)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint6b32,s:g16:bfloat16",
+                                            "w:uint8,s:g64:float16,zp:int", "w:int4,s:g128:float16"])
+@pytest.mark.parametrize("m", [64, 257])
+def test_bulk_wgmma_formats(desc, m, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    choice = BULK_WGMMA[0] if m == 64 else BULK_WGMMA[1]
+    _run(desc, 1000, 2048, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)

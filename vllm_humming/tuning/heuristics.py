@@ -44,10 +44,11 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.mma must be one of {MMAS}, got {self.mma!r}")
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
-        if self.wgmma and (self.pipeline != "cp_async" or self.atoms_k != 1 or self.warps_k != 1
-                           or self.warps_n % 4):
-            raise ValueError("KernelChoice: wgmma runs in the cp_async pipeline with atoms_k == 1, warps_k == 1 and "
-                             f"whole warpgroups (warps_n a multiple of 4), got {self.short()}")
+        if self.wgmma and (self.pipeline not in ("cp_async", "bulk") or self.atoms_k != 1 or self.warps_k != 1
+                           or self.warps_n % 4 or (self.bulk and self.stages < 3)):
+            raise ValueError("KernelChoice: wgmma runs in the cp_async or bulk pipeline with atoms_k == 1, "
+                             "warps_k == 1, whole warpgroups (warps_n a multiple of 4) and, under bulk, at least 3 "
+                             f"stages; got {self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:
@@ -66,7 +67,8 @@ class KernelChoice:
         """__launch_bounds__ minimum resident blocks per SM (0: none).  wgmma kernels are latency-bound per stage,
         so they get a register budget that leaves room for two or more blocks: accumulators (tiles_m * bt / 2),
         the double-buffered A fragments (32 * tiles_m) and ~24 registers of addressing must fit."""
-        if not self.wgmma:
+        if not self.wgmma or self.bulk:
+            # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none)
             return 0
         need = self.tiles_m * self.bt // 2 + 32 * self.tiles_m + 24
         return max(1, min(4, 65536 // (self.threads * need)))
@@ -81,8 +83,9 @@ class KernelChoice:
 
     @property
     def threads(self) -> int:
-        """Threads per block: the math warps, plus the producer warp of the bulk pipeline."""
-        return 32 * (self.warps_n * self.warps_k + (1 if self.bulk else 0))
+        """Threads per block: the math warps, plus the producer warp of the bulk pipeline (a producer warpgroup
+        under wgmma)."""
+        return 32 * (self.warps_n * self.warps_k + ((4 if self.wgmma else 1) if self.bulk else 0))
 
     def runs_shape(self, k: int, group: int = 0) -> bool:
         """Whether this choice can run a layer with K columns and in-loop group size ``group`` (the bulk pipeline
@@ -121,6 +124,8 @@ class KernelChoice:
             w = (self.block_n // 16) * 32 * bits * 4
             s = groups_per_stage * self.block_n * 2
             stage = -(-(self.bt * 64 * 2 + w + s + (s if zero else 0)) // 1024) * 1024
+            if self.bulk:   # + the full / empty mbarriers and the last-arrival flag (BulkSmem)
+                return stage * self.stages + 2 * self.stages * 8 + 16 + 1024
             epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
             return max(stage * self.stages, epilogue_tile) + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4

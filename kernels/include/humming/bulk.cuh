@@ -63,6 +63,16 @@ HUMMING_DEVICE void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
 
 // Spin until the phase with parity `parity` has completed (try_wait suspends the thread for a while in hardware
 // before returning false, so the loop does not hammer the barrier).
+// Raise the transaction count a phase waits for, without arriving (the arrival comes later, see gemm_wna16_sm90.cuh).
+HUMMING_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+#if HUMMING_HAS_BULK
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
 HUMMING_DEVICE void mbar_wait(uint64_t* bar, uint32_t parity) {
 #if HUMMING_HAS_BULK
   asm volatile(
@@ -116,6 +126,19 @@ HUMMING_DEVICE uint64_t make_l2_evict_first() {
 
 // Named barrier over `threads` threads (a multiple of 32) -- lets a subset of warps (e.g. the math warps of a
 // warp-specialized block) synchronize without the producer warp.  id 0 is __syncthreads'.
+// Warpgroup register reallocation (sm_90a): the producer warpgroup gives registers back, the math warpgroups take
+// them (every thread of the warpgroup executes it; counts are multiples of 8 in 24..256).
+template <int kRegs> HUMMING_DEVICE void setmaxnreg_dec() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+#endif
+}
+template <int kRegs> HUMMING_DEVICE void setmaxnreg_inc() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+#endif
+}
+
 HUMMING_DEVICE void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }

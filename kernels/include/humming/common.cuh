@@ -144,4 +144,8 @@ template <int N> struct StaticFor<N, N> {
 };
 template <int N, class F> HUMMING_DEVICE void static_for(F&& f) { StaticFor<0, N>::run(f); }
 
+// Compile-time type choice (NVRTC builds without the C++ standard library headers).
+template <bool kCond, class A, class B> struct Select { using type = A; };
+template <class A, class B> struct Select<false, A, B> { using type = B; };
+
 }  // namespace humming

@@ -23,6 +23,17 @@
 //
 // Requirements (checked on the host, which otherwise picks gemm_wna16.cuh): K % 64 == 0 and (K / 64) % kAtomsK == 0
 // (every stage is a whole stage -- no zero-fill needed), x rows 16-byte aligned, N16 a multiple of 16 (always).
+//
+// wgmma (Cfg::kWgmma, sm_90a): the same schedule with wgmma.mma_async math warps (whole warpgroups).  The tensor
+// cores read the activation tile through a descriptor, so it must have the 128-byte swizzle layout (chunk c of token
+// row r at chunk position c ^ (r % 8), 1 KB aligned, one 64-column atom per stage).  A bulk copy cannot swizzle, so
+// the producer warp's 32 lanes copy x in 16-byte cp.async pieces; W and the scales stay bulk copies.  The cp.async
+// writes are generic-proxy writes read by wgmma through the async proxy: each producer lane waits for its own pieces
+// (cp.async.wait_group, kLag stages behind the newest), fences them into the async proxy (fence.proxy.async) and only
+// then does lane 0 arrive on the stage's `full` barrier (whose transaction count the bulk copies settle).  kLag is at
+// most kStages - 2: the producer publishes stage j after issuing stage j + kLag, which needs the slot of stage
+// j + kLag - kStages free -- and the math warps free a slot one stage late (its MMAs run on while the next stage's
+// weights are dequantized), i.e. only after they have seen stage j + kLag - kStages + 1 <= j - 1 published.
 #pragma once
 
 #include "humming/bulk.cuh"
@@ -31,15 +42,24 @@
 namespace humming {
 
 // Shared-memory plan (must equal KernelChoice.smem_bytes for pipeline "bulk" in vllm_humming/tuning/heuristics.py).
+// A stage is [W atoms][x tile][group scales][zero terms]; under wgmma [x tile][W][scales][zeros] on 1 KB boundaries
+// (the swizzle is anchored to absolute address bits), with 1 KB of slack to align the dynamic shared-memory base.
 template <class Cfg> struct BulkSmem {
-  static constexpr int kXRowElems = XTilePadded<Cfg::kBK>::kRowElems;
+  static constexpr int kXRowElems = Cfg::kWgmma ? Cfg::kBK : XTilePadded<Cfg::kBK>::kRowElems;
   static constexpr int kX = Cfg::kBT * kXRowElems * 2;
-  static constexpr int kStage = Cfg::kSmemW + kX + Cfg::kSmemS + Cfg::kSmemZ;
+  static constexpr int kOffX = Cfg::kWgmma ? 0 : Cfg::kSmemW;
+  static constexpr int kOffW = Cfg::kWgmma ? kX : 0;
+  static constexpr int kOffS = Cfg::kWgmma ? kX + Cfg::kSmemW : Cfg::kSmemW + kX;
+  static constexpr int kOffZ = kOffS + Cfg::kSmemS;
+  static constexpr int kUsed = kOffZ + Cfg::kSmemZ;
+  static constexpr int kAlign = Cfg::kWgmma ? 1024 : 16;
+  static constexpr int kStage = (kUsed + kAlign - 1) / kAlign * kAlign;
   static constexpr int kRing = kStage * Cfg::kStages;
   static constexpr int kReduce = Cfg::kSmemReduce;   // not aliased with the ring: the producer streams on meanwhile
   static constexpr int kBars = 2 * Cfg::kStages * 8;
-  static constexpr int kBytes = kRing + kReduce + kBars + 16;
+  static constexpr int kBytes = kRing + kReduce + kBars + 16 + (Cfg::kWgmma ? 1024 : 0);
   static_assert(kX % 16 == 0 && kStage % 16 == 0 && kReduce % 16 == 0, "bulk copies need 16-byte aligned targets");
+  static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
 };
 
 template <class Cfg>
@@ -50,7 +70,9 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
                                                 const typename Cfg::T* __restrict__ bias,
                                                 typename Cfg::T* __restrict__ y, float* __restrict__ ws,
                                                 int* __restrict__ tickets, int M, int N, int K, int N16, int K64) {
-  static_assert(!Cfg::kWgmma, "the bulk-copy mainloop issues mma.sync only (wgmma runs in gemm_wna16.cuh)");
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(!Cfg::kWgmma, "wgmma kernels are sm_90a only");
+#endif
   using T = typename Cfg::T;
   using Smem = BulkSmem<Cfg>;
   constexpr int kBN = Cfg::kBN;
@@ -62,18 +84,23 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   constexpr int kAtomWords = Cfg::kAtomWords;
   constexpr int kScaleCopies = Cfg::kGroupsPerStage * (Cfg::kZeroMode == kNoZero ? 1 : 2);
 
-  extern __shared__ __align__(128) uint8_t smem[];
+  extern __shared__ __align__(128) uint8_t smem_raw[];
+  uint8_t* smem = smem_raw;
+  if constexpr (Cfg::kWgmma) {
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+    smem = smem_raw + (((base + 1023u) & ~1023u) - base);
+  }
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + Smem::kRing + Smem::kReduce);
   uint64_t* empty = full + kStages;
   int* last_flag = reinterpret_cast<int*>(empty + kStages);
-  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage); };
-  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW); };
-  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX); };
-  auto stage_z = [&](int s) {
-    return reinterpret_cast<T*>(smem + s * Smem::kStage + Cfg::kSmemW + Smem::kX + Cfg::kSmemS);
-  };
+  auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage + Smem::kOffW); };
+  auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffX); };
+  auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffS); };
+  auto stage_z = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffZ); };
 
-  const int warp = threadIdx.x / 32;
+  // warp index through a shuffle: ptxas then knows it is warp-uniform, so the role branch below is not a divergent
+  // path (under wgmma, ptxas serializes the asynchronous MMAs of code it considers divergent)
+  const int warp = __shfl_sync(0xffffffffu, (int)(threadIdx.x / 32), 0);
   const int lane = threadIdx.x % 32;
   const int m_tiles = ceil_div(M, kBT);
   const int n_atoms = N16 / 16;
@@ -89,14 +116,38 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full + s, 1);             // the producer's arrive.expect_tx
-      mbar_init(empty + s, kMathWarps);   // one arrival per math warp
+      // one arrival per math warp (wgmma: per math thread -- a lane-0-only arrival is a divergent path, after which
+      // ptxas serializes the asynchronous MMAs)
+      mbar_init(empty + s, Cfg::kWgmma ? kMathThreads : kMathWarps);
     }
     mbar_fence_init();
   }
   __syncthreads();
 
+  // wgmma: stage p's activation pieces have landed (this lane's cp.async groups up to p: at most kPending newer ones
+  // are still in flight), are fenced into the async proxy, and lane 0 arrives on the stage's `full` barrier.
+  constexpr int kLag = kStages >= 3 ? kStages - 2 : 1;
+  // register split under wgmma with more than one math warpgroup (0: none; one math warpgroup + the producer already
+  // get 255 registers each): the producer keeps kProducerRegs, the math threads share the rest of the 64K file
+  constexpr int kProducerRegs = 40;
+  constexpr int kMathRegsRaw = (65536 - 128 * kProducerRegs) / kMathThreads / 8 * 8;
+  constexpr int kMathRegs = (kMathWarps <= 4 || Cfg::kTilesM * kBT < 256) ? 0   // small accumulators: no need
+                           : (kMathRegsRaw > 240 ? 240 : kMathRegsRaw);
+  static_assert(!Cfg::kWgmma || kStages >= 3, "bulk wgmma: at least three stages (see kLag above)");
+  auto publish_x = [&](auto pending_, int p) {
+    cp_async_wait<decltype(pending_)::value>();
+    fence_proxy_async_shared();
+    __syncwarp();
+    if (lane == 0) mbar_arrive(full + p % kStages);
+  };
+
   // ------------------------------------------------------------------------------------------------ producer warp
-  if (warp == kMathWarps) {
+  // Under wgmma the producer is a whole warpgroup (ptxas budgets registers per warpgroup for wgmma kernels; a lone
+  // 9th warp costs a warpgroup's worth anyway): it hands its registers to the math warpgroups (setmaxnreg) and one
+  // warp of it issues the copies.
+  if (warp >= kMathWarps) {
+    if constexpr (Cfg::kWgmma && kMathRegs > 0) setmaxnreg_dec<kProducerRegs>();
+    if (warp != kMathWarps) return;
     const uint64_t policy = make_l2_evict_first();
     int i = 0;
 #pragma unroll 1
@@ -110,11 +161,27 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       const uint32_t w_bytes = min(kBN / 16, n_atoms - n_atom0) * kAtomWords * 4;   // one atom column, valid rows
       const int rows = min(kBT, M - m0);
       const uint32_t s_bytes = min(kBN, N16 - n_atom0 * 16) * 2;
-      const uint32_t total = Cfg::kAtomsK * w_bytes + rows * (kBK * 2) + kScaleCopies * s_bytes;
+      const uint32_t total = Cfg::kAtomsK * w_bytes + (Cfg::kWgmma ? 0 : rows * (kBK * 2)) + kScaleCopies * s_bytes;
       mbar_wait(empty + s, phase ^ 1);   // the math warps are done with this slot's previous contents
-      if (lane == 0) mbar_arrive_expect_tx(full + s, total);
-      __syncwarp();
-      const int copies = Cfg::kAtomsK + rows + kScaleCopies;
+      if constexpr (Cfg::kWgmma) {
+        // bulk copies of W and scales settle the transaction count; lane 0 arrives kLag stages later (see top)
+        if (lane == 0) mbar_expect_tx(full + s, total);
+        __syncwarp();
+        // x rows m0 .. m0 + rows - 1, 8 chunks of 16 bytes each, swizzled; rows past M keep stale values, which only
+        // reach output columns (tokens) that are never stored
+        const T* xsrc = x + (size_t)m0 * K + (size_t)ka0 * 64;
+        T* xdst = stage_x(s);
+#pragma unroll 1
+        for (int c = lane; c < rows * 8; c += 32) {
+          const int r = c / 8, ch = c % 8;
+          copy16_async(xdst + r * 64 + ((ch ^ (r % 8)) * 8), xsrc + (size_t)r * K + ch * 8, true);
+        }
+        cp_async_commit();
+      } else {
+        if (lane == 0) mbar_arrive_expect_tx(full + s, total);
+        __syncwarp();
+      }
+      const int copies = Cfg::kAtomsK + (Cfg::kWgmma ? 0 : rows) + kScaleCopies;
 #pragma unroll 1
       for (int j = lane; j < copies; j += 32) {
         if (j < Cfg::kAtomsK) {
@@ -125,12 +192,12 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
 #else
           bulk_copy_g2s_hint(stage_w(s) + j * (kBN / 16) * kAtomWords, src, w_bytes, full + s, policy);
 #endif
-        } else if (j < Cfg::kAtomsK + rows) {
+        } else if (!Cfg::kWgmma && j < Cfg::kAtomsK + rows) {
           const int r = j - Cfg::kAtomsK;
           const T* src = x + (size_t)(m0 + r) * K + (size_t)ka0 * 64;
           bulk_copy_g2s(stage_x(s) + r * Smem::kXRowElems, src, kBK * 2, full + s);
         } else {
-          const int q = j - Cfg::kAtomsK - rows;
+          const int q = j - Cfg::kAtomsK - (Cfg::kWgmma ? 0 : rows);
           const int gi = Cfg::kZeroMode == kNoZero ? q : q / 2;
           const bool zero = Cfg::kZeroMode != kNoZero && (q % 2) == 1;
           const size_t off = (size_t)((ka0 * 64) / Cfg::kGroup + gi) * N16 + n_atom0 * 16;
@@ -138,38 +205,38 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
                         full + s);
         }
       }
+      if constexpr (Cfg::kWgmma) {
+        if (i >= kLag) publish_x(Int<kLag>{}, i - kLag);
+      }
     }
-    return;   // copies in flight complete on their own; the math warps keep the block alive until they land
+    if constexpr (Cfg::kWgmma) {
+      // the last kLag stages (fewer if the block has fewer)
+      const int n = i;
+#pragma unroll 1
+      for (int p = n > kLag ? n - kLag : 0; p < n; ++p) publish_x(Int<0>{}, p);
+    }
+    return;   // bulk copies in flight complete on their own; the math warps keep the block alive until they land
   }
 
   // ------------------------------------------------------------------------------------------------ math warps
+  if constexpr (Cfg::kWgmma && kMathRegs > 0) setmaxnreg_inc<kMathRegs>();
   const int wn = warp % Cfg::kWarpsN;
   const int wk = warp / Cfg::kWarpsN;
-  Wna16Math<Cfg, XTilePadded<kBK>> math(wn, wk, lane);
+  using XTile = typename Select<Cfg::kWgmma, XTileSwizzled<kBK>, XTilePadded<kBK>>::type;
+  Wna16Math<Cfg, XTile> math(wn, wk, lane);
   float* red = reinterpret_cast<float*>(smem + Smem::kRing);
   auto sync_math = [] { named_barrier_sync(1, kMathThreads); };
 
-  int i = 0;
-  long long seg_first = u_begin;   // first unit of the current tile segment
-#pragma unroll 1
-  for (long long u = u_begin; u < u_end; ++u, ++i) {
-    const int s = i % kStages;
-    mbar_wait(full + s, (i / kStages) & 1);
-    math.stage(stage_w(s), stage_x(s), stage_s(s), stage_z(s));
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty + s);
-
+  // ---- end of a tile segment: units [seg_first, u] of tile u / S are in the accumulators
+  auto end_segment = [&](long long u, long long seg_first) {
     const int st = (int)(u % units_per_tile);
-    if (st != units_per_tile - 1 && u != u_end - 1) continue;
-
-    // ---- end of a tile segment: units [seg_first, u] of tile u / S
     const long long tile = u / units_per_tile;
     const int m0 = (int)(tile % m_tiles) * kBT;
     const int n0 = (int)(tile / m_tiles) * kBN;
     math.reduce_k(red, sync_math);
     const bool whole = (seg_first % units_per_tile == 0) && st == units_per_tile - 1;
     if (whole) {
-      if (wk == 0) {
+      if (Cfg::kWarpsK == 1 || wk == 0) {
         math.for_each_output([&](int mr, int nr, float v) {
           const int n = n0 + nr, m = m0 + mr;
           if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
@@ -179,7 +246,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
     } else {
       const int slot = seg_first == u_begin ? 0 : 1;   // the block's first segment, or its last
       float* mine = ws + ((size_t)blockIdx.x * 2 + slot) * (kBT * kBN);
-      if (wk == 0) {
+      if (Cfg::kWarpsK == 1 || wk == 0) {
         math.for_each_output([&](int mr, int nr, float v) { __stcg(mine + mr * kBN + nr, v); });
       }
       __threadfence();
@@ -211,7 +278,52 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       sync_math();   // last_flag and `red` are reused by the next segment
     }
     math.clear();
-    seg_first = u + 1;
+  };
+
+  if constexpr (Cfg::kWgmma) {
+    // One tile segment at a time.  Each stage's MMAs stay in flight while the next stage is dequantized (into the
+    // other fragment buffer: the loop is unrolled by two so the buffer index is a constant), and a slot is released
+    // one stage late, once the MMAs that read it are done.  A segment ends with every MMA complete.
+    long long u = u_begin;
+    int i = 0;
+#pragma unroll 1
+    while (u < u_end) {
+      const long long seg_first = u;
+      const long long seg_end = min(u_end, (u / units_per_tile + 1) * units_per_tile);
+      auto step = [&](auto buf_) {
+        const int s = i % kStages;
+        mbar_wait(full + s, (i / kStages) & 1);
+        math.template stage<decltype(buf_)::value>(stage_w(s), stage_x(s), stage_s(s), stage_z(s));
+        math.template wait_mma<1>();   // the previous stage's MMAs are done: release its slot
+        if (u != seg_first) mbar_arrive(empty + (i + kStages - 1) % kStages);
+        ++i;
+        ++u;
+      };
+#pragma unroll 1
+      while (u + 2 <= seg_end) {
+        step(Int<0>{});
+        step(Int<1>{});
+      }
+      if (u < seg_end) step(Int<0>{});
+      math.template wait_mma<0>();
+      mbar_arrive(empty + (i + kStages - 1) % kStages);
+      end_segment(u - 1, seg_first);
+    }
+  } else {
+    int i = 0;
+    long long seg_first = u_begin;   // first unit of the current tile segment
+#pragma unroll 1
+    for (long long u = u_begin; u < u_end; ++u, ++i) {
+      const int s = i % kStages;
+      mbar_wait(full + s, (i / kStages) & 1);
+      math.stage(stage_w(s), stage_x(s), stage_s(s), stage_z(s));
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
+      const int st = (int)(u % units_per_tile);
+      if (st != units_per_tile - 1 && u != u_end - 1) continue;
+      end_segment(u, seg_first);
+      seg_first = u + 1;
+    }
   }
 }
 
