@@ -45,10 +45,9 @@ class KernelChoice:
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
         if self.wgmma and (self.pipeline not in ("cp_async", "bulk") or self.atoms_k != 1 or self.warps_k != 1
-                           or self.warps_n % 4 or (self.bulk and self.stages < 3)):
+                           or self.warps_n % 4):
             raise ValueError("KernelChoice: wgmma runs in the cp_async or bulk pipeline with atoms_k == 1, "
-                             "warps_k == 1, whole warpgroups (warps_n a multiple of 4) and, under bulk, at least 3 "
-                             f"stages; got {self.short()}")
+                             f"warps_k == 1 and whole warpgroups (warps_n a multiple of 4), got {self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:

@@ -63,6 +63,33 @@ HUMMING_DEVICE void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
 
 // Spin until the phase with parity `parity` has completed (try_wait suspends the thread for a while in hardware
 // before returning false, so the loop does not hammer the barrier).
+// One arrival on `bar`, made by the hardware once every cp.async this thread has issued so far has landed (.noinc:
+// the arrival counts against the barrier's expected count, set at init).
+HUMMING_DEVICE void mbar_arrive_cp_async(uint64_t* bar) {
+#if HUMMING_HAS_BULK
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#else
+  __trap();
+#endif
+}
+
+// mbarrier arrival by lane 0 of the warp only, as a predicated instruction (no branch: under wgmma, ptxas serializes
+// the asynchronous MMAs around code it considers divergent).
+HUMMING_DEVICE void mbar_arrive_lane0(uint64_t* bar, int lane) {
+#if HUMMING_HAS_BULK
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  setp.eq.s32 p, %1, 0;\n"
+      "  @p mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+      "}\n" ::"r"(smem_u32(bar)),
+      "r"(lane)
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
 // Raise the transaction count a phase waits for, without arriving (the arrival comes later, see gemm_wna16_sm90.cuh).
 HUMMING_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
 #if HUMMING_HAS_BULK

@@ -27,13 +27,11 @@
 // wgmma (Cfg::kWgmma, sm_90a): the same schedule with wgmma.mma_async math warps (whole warpgroups).  The tensor
 // cores read the activation tile through a descriptor, so it must have the 128-byte swizzle layout (chunk c of token
 // row r at chunk position c ^ (r % 8), 1 KB aligned, one 64-column atom per stage).  A bulk copy cannot swizzle, so
-// the producer warp's 32 lanes copy x in 16-byte cp.async pieces; W and the scales stay bulk copies.  The cp.async
-// writes are generic-proxy writes read by wgmma through the async proxy: each producer lane waits for its own pieces
-// (cp.async.wait_group, kLag stages behind the newest), fences them into the async proxy (fence.proxy.async) and only
-// then does lane 0 arrive on the stage's `full` barrier (whose transaction count the bulk copies settle).  kLag is at
-// most kStages - 2: the producer publishes stage j after issuing stage j + kLag, which needs the slot of stage
-// j + kLag - kStages free -- and the math warps free a slot one stage late (its MMAs run on while the next stage's
-// weights are dequantized), i.e. only after they have seen stage j + kLag - kStages + 1 <= j - 1 published.
+// the producer warp's 32 lanes copy x in 16-byte cp.async pieces and each lane adds one hardware arrival to the
+// stage's `full` barrier when its pieces have landed (cp.async.mbarrier.arrive.noinc; W and the scales stay bulk
+// copies that settle the transaction count).  The pieces are generic-proxy writes read by wgmma through the async
+// proxy: every math thread executes fence.proxy.async after its wait on `full` (the barrier orders the writes before
+// the fence; the fence orders them before this thread's asynchronous reads).
 #pragma once
 
 #include "humming/bulk.cuh"
@@ -115,31 +113,19 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(full + s, 1);             // the producer's arrive.expect_tx
-      // one arrival per math warp (wgmma: per math thread -- a lane-0-only arrival is a divergent path, after which
-      // ptxas serializes the asynchronous MMAs)
-      mbar_init(empty + s, Cfg::kWgmma ? kMathThreads : kMathWarps);
+      mbar_init(full + s, Cfg::kWgmma ? 33 : 1);   // the producer's arrive.expect_tx (+ 32 cp.async arrivals)
+      mbar_init(empty + s, kMathWarps);   // one arrival per math warp
     }
     mbar_fence_init();
   }
   __syncthreads();
 
-  // wgmma: stage p's activation pieces have landed (this lane's cp.async groups up to p: at most kPending newer ones
-  // are still in flight), are fenced into the async proxy, and lane 0 arrives on the stage's `full` barrier.
-  constexpr int kLag = kStages >= 3 ? kStages - 2 : 1;
   // register split under wgmma with more than one math warpgroup (0: none; one math warpgroup + the producer already
   // get 255 registers each): the producer keeps kProducerRegs, the math threads share the rest of the 64K file
   constexpr int kProducerRegs = 40;
   constexpr int kMathRegsRaw = (65536 - 128 * kProducerRegs) / kMathThreads / 8 * 8;
   constexpr int kMathRegs = (kMathWarps <= 4 || Cfg::kTilesM * kBT < 256) ? 0   // small accumulators: no need
                            : (kMathRegsRaw > 240 ? 240 : kMathRegsRaw);
-  static_assert(!Cfg::kWgmma || kStages >= 3, "bulk wgmma: at least three stages (see kLag above)");
-  auto publish_x = [&](auto pending_, int p) {
-    cp_async_wait<decltype(pending_)::value>();
-    fence_proxy_async_shared();
-    __syncwarp();
-    if (lane == 0) mbar_arrive(full + p % kStages);
-  };
 
   // ------------------------------------------------------------------------------------------------ producer warp
   // Under wgmma the producer is a whole warpgroup (ptxas budgets registers per warpgroup for wgmma kernels; a lone
@@ -163,10 +149,9 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       const uint32_t s_bytes = min(kBN, N16 - n_atom0 * 16) * 2;
       const uint32_t total = Cfg::kAtomsK * w_bytes + (Cfg::kWgmma ? 0 : rows * (kBK * 2)) + kScaleCopies * s_bytes;
       mbar_wait(empty + s, phase ^ 1);   // the math warps are done with this slot's previous contents
+      if (lane == 0) mbar_arrive_expect_tx(full + s, total);
+      __syncwarp();
       if constexpr (Cfg::kWgmma) {
-        // bulk copies of W and scales settle the transaction count; lane 0 arrives kLag stages later (see top)
-        if (lane == 0) mbar_expect_tx(full + s, total);
-        __syncwarp();
         // x rows m0 .. m0 + rows - 1, 8 chunks of 16 bytes each, swizzled; rows past M keep stale values, which only
         // reach output columns (tokens) that are never stored
         const T* xsrc = x + (size_t)m0 * K + (size_t)ka0 * 64;
@@ -176,10 +161,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
           const int r = c / 8, ch = c % 8;
           copy16_async(xdst + r * 64 + ((ch ^ (r % 8)) * 8), xsrc + (size_t)r * K + ch * 8, true);
         }
-        cp_async_commit();
-      } else {
-        if (lane == 0) mbar_arrive_expect_tx(full + s, total);
-        __syncwarp();
+        mbar_arrive_cp_async(full + s);
       }
       const int copies = Cfg::kAtomsK + (Cfg::kWgmma ? 0 : rows) + kScaleCopies;
 #pragma unroll 1
@@ -205,15 +187,6 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
                         full + s);
         }
       }
-      if constexpr (Cfg::kWgmma) {
-        if (i >= kLag) publish_x(Int<kLag>{}, i - kLag);
-      }
-    }
-    if constexpr (Cfg::kWgmma) {
-      // the last kLag stages (fewer if the block has fewer)
-      const int n = i;
-#pragma unroll 1
-      for (int p = n > kLag ? n - kLag : 0; p < n; ++p) publish_x(Int<0>{}, p);
     }
     return;   // bulk copies in flight complete on their own; the math warps keep the block alive until they land
   }
@@ -293,9 +266,10 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       auto step = [&](auto buf_) {
         const int s = i % kStages;
         mbar_wait(full + s, (i / kStages) & 1);
+        fence_proxy_async_shared();   // the producer's cp.async pieces of x, before wgmma reads them
         math.template stage<decltype(buf_)::value>(stage_w(s), stage_x(s), stage_s(s), stage_z(s));
         math.template wait_mma<1>();   // the previous stage's MMAs are done: release its slot
-        if (u != seg_first) mbar_arrive(empty + (i + kStages - 1) % kStages);
+        if (u != seg_first) mbar_arrive_lane0(empty + (i + kStages - 1) % kStages, lane);
         ++i;
         ++u;
       };
@@ -306,7 +280,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       }
       if (u < seg_end) step(Int<0>{});
       math.template wait_mma<0>();
-      mbar_arrive(empty + (i + kStages - 1) % kStages);
+      mbar_arrive_lane0(empty + (i + kStages - 1) % kStages, lane);
       end_segment(u - 1, seg_first);
     }
   } else {
