@@ -79,6 +79,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWarps = Cfg::kMathWarps;
   constexpr int kMathThreads = 32 * kMathWarps;
+  constexpr int kProducerThreads = Cfg::kWgmma ? 128 : 32;   // wgmma: a producer warpgroup, every thread copies x
   constexpr int kAtomWords = Cfg::kAtomWords;
   constexpr int kScaleCopies = Cfg::kGroupsPerStage * (Cfg::kZeroMode == kNoZero ? 1 : 2);
 
@@ -113,7 +114,8 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(full + s, Cfg::kWgmma ? 33 : 1);   // the producer's arrive.expect_tx (+ 32 cp.async arrivals)
+      // the producer's arrive.expect_tx (wgmma: + one cp.async arrival per producer thread)
+      mbar_init(full + s, Cfg::kWgmma ? 1 + kProducerThreads : 1);
       mbar_init(empty + s, kMathWarps);   // one arrival per math warp
     }
     mbar_fence_init();
@@ -133,7 +135,8 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   // warp of it issues the copies.
   if (warp >= kMathWarps) {
     if constexpr (Cfg::kWgmma && kMathRegs > 0) setmaxnreg_dec<kProducerRegs>();
-    if (warp != kMathWarps) return;
+    if (!Cfg::kWgmma && warp != kMathWarps) return;
+    const int ptid = threadIdx.x - kMathThreads;   // producer thread 0 .. kProducerThreads - 1
     const uint64_t policy = make_l2_evict_first();
     int i = 0;
 #pragma unroll 1
@@ -149,7 +152,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       const uint32_t s_bytes = min(kBN, N16 - n_atom0 * 16) * 2;
       const uint32_t total = Cfg::kAtomsK * w_bytes + (Cfg::kWgmma ? 0 : rows * (kBK * 2)) + kScaleCopies * s_bytes;
       mbar_wait(empty + s, phase ^ 1);   // the math warps are done with this slot's previous contents
-      if (lane == 0) mbar_arrive_expect_tx(full + s, total);
+      if (ptid == 0) mbar_arrive_expect_tx(full + s, total);
       __syncwarp();
       if constexpr (Cfg::kWgmma) {
         // x rows m0 .. m0 + rows - 1, 8 chunks of 16 bytes each, swizzled; rows past M keep stale values, which only
@@ -157,12 +160,13 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
         const T* xsrc = x + (size_t)m0 * K + (size_t)ka0 * 64;
         T* xdst = stage_x(s);
 #pragma unroll 1
-        for (int c = lane; c < rows * 8; c += 32) {
+        for (int c = ptid; c < rows * 8; c += kProducerThreads) {
           const int r = c / 8, ch = c % 8;
           copy16_async(xdst + r * 64 + ((ch ^ (r % 8)) * 8), xsrc + (size_t)r * K + ch * 8, true);
         }
         mbar_arrive_cp_async(full + s);
       }
+      if (warp != kMathWarps) continue;   // (wgmma) the other producer warps copy x only
       const int copies = Cfg::kAtomsK + (Cfg::kWgmma ? 0 : rows) + kScaleCopies;
 #pragma unroll 1
       for (int j = lane; j < copies; j += 32) {
