@@ -86,3 +86,17 @@ def test_every_family_compiles_wgmma(cache_dir):
                        torch.float16, "sm_90a", FAMILIES[1]))
     arts = compile_many(specs)
     assert all(len(a.cubin) > 1000 for a in arts)
+
+
+def test_bulk_wgmma_compiles_without_serialized_mmas(cache_dir):
+    """sm_90a: the bulk pipeline with wgmma math warpgroups (producer warpgroup, mbarriers).  ptxas silently falls
+    back to waiting after every wgmma when it finds register pressure or code it considers divergent around the
+    asynchronous window (its log then says "wgmma.mma_async instructions are serialized"); these instances must not."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    cases = [("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 1, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16),
+             ("w:uint4,s:g64:float16,zp:int", KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), torch.float16)]
+    specs = [_spec(format_params(WeightDesc.parse(d)), c, dt, "sm_90a", d) for d, c, dt in cases]
+    for art in compile_many(specs):
+        assert len(art.cubin) > 1000
+        assert "serialized" not in art.log, art.log
