@@ -218,9 +218,14 @@ def _groups_per_stage(group: int, block_k: int) -> int:
     return 0 if group == 0 else (1 if group >= block_k else block_k // group)
 
 
-def _bulk_candidates(bucket: int):
+def _bulk_candidates(bucket: int, arch: str = ""):
     """Bulk-copy pipeline (sm_90+), M <= 64: one token tile covers the bucket, 4-8 math warps + a producer warp,
-    deep rings (two blocks per SM on 228 KB parts)."""
+    deep rings (two blocks per SM on 228 KB parts).  On sm_90a from 33 tokens up: two wgmma math warpgroups + a
+    producer warpgroup, 128 weight rows x 64 / 128 tokens (the best bulk wgmma tiles of the session-5 sweeps,
+    results/h200-2026-11-30/c*_sweep_bulk_wgmma.log)."""
+    if arch == "sm_90a" and bucket > 32:
+        bt = 64 if bucket <= 64 else 128
+        return [KernelChoice(bt, 8, 1, 1, 1, 4, "bulk", "wgmma"), KernelChoice(bt, 8, 1, 1, 1, 3, "bulk", "wgmma")]
     if bucket <= 8:
         return [KernelChoice(8, 4, 2, 1, 2, 8, "bulk"), KernelChoice(8, 4, 2, 1, 2, 4, "bulk")]
     if bucket <= 16:
@@ -278,7 +283,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
-    (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 when K allows it (``k``: the layer's K; 0 = any);
+    (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
+    33 tokens up -- when K allows it (``k``: the layer's K; 0 = any);
     "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16.  Both are correct on the H200
     but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
@@ -288,7 +294,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         raise ValueError(f"HUMMING_PIPELINE must be one of {PIPELINES}, got {only!r}")
     cands = []
     if _has_bulk(arch) and only == "bulk":
-        cands += [c for c in _bulk_candidates(bucket) if c.runs_shape(k or c.block_k)]
+        cands += [c for c in _bulk_candidates(bucket, arch) if c.runs_shape(k or c.block_k)]
     if only == "direct":
         cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
     # an opt-in pipeline that has no choice here (M bucket, K, group, shared memory) falls back to the cp.async kernel

@@ -238,17 +238,31 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       sync_math();
       if (*last_flag) {
         __threadfence();
+        // Contributors b_lo .. b_hi, summed in that order (deterministic).  Every contributor but the first starts
+        // inside this tile (its partial is in its slot 0); the first one's range may have begun in an earlier tile,
+        // and then this tile is its last segment (slot 1).  float4 runs along N, valid token rows only.  (A 64-bit
+        // division per element and contributor -- range_start -- and scalar loads made this loop the bulk kernels'
+        // main cost with 64-128-token tiles.)
+        constexpr int kTile = kBT * kBN;
+        constexpr int kVecsPerRow = kBN / 4;
+        const int nb = (int)(b_hi - b_lo) + 1;
+        const float* part = ws + (size_t)b_lo * 2 * kTile;    // block b_lo + j, slot s: part + (2 * j + s) * kTile
+        const float* first = part + (range_start(b_lo) >= tile_first ? 0 : kTile);
+        const int vecs = min(kBT, M - m0) * kVecsPerRow;
 #pragma unroll 1
-        for (int e = threadIdx.x; e < kBT * kBN; e += kMathThreads) {
-          const int m = m0 + e / kBN, n = n0 + e % kBN;
-          if (m >= M || n >= N) continue;
-          float sum = 0.f;
+        for (int v = threadIdx.x; v < vecs; v += kMathThreads) {
+          const int e = v * 4;
+          const int m = m0 + v / kVecsPerRow, n = n0 + (v % kVecsPerRow) * 4;
+          float4 sum = __ldcg(reinterpret_cast<const float4*>(first + e));
 #pragma unroll 1
-          for (long long b = b_lo; b <= b_hi; ++b) {
-            const int bslot = range_start(b) >= tile_first ? 0 : 1;
-            sum += __ldcg(ws + ((size_t)b * 2 + bslot) * (kBT * kBN) + e);
+          for (int j = 1; j < nb; ++j) {
+            const float4 t = __ldcg(reinterpret_cast<const float4*>(part + (size_t)2 * j * kTile + e));
+            sum.x += t.x; sum.y += t.y; sum.z += t.z; sum.w += t.w;
           }
-          y[(size_t)m * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
+          const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            if (n + q < N) y[(size_t)m * N + n + q] = from_float<T>(epilogue_value(vals[q], n + q, chscale, tscale, bias));
         }
         if (threadIdx.x == 0) tickets[tile] = 0;
       }
