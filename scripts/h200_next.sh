@@ -12,3 +12,12 @@ if [ -d .shared_fixtures ]; then
   HUMMING_FIXTURES=$PWD/.shared_fixtures step 90 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
     >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | cut -c1-90 | tail -8
 fi
+# Then where the bulk wgmma kernel loses 2x against the cp.async wgmma kernel (NOTES.md session 5): stall reasons and
+# source-level hot spots of both at M=256 on 28672x4096 (standard sections only: custom metric names failed in call B).
+export HUMMING_PREFILL_M=1000000
+for c in bt128_wn8_tm1_wk1_ak1_s5_wgmma bt128_wn8_tm1_wk1_ak1_s4_bulk_wgmma; do
+  step 150 ncu --clock-control none --kernel-name regex:humming_wna16 --launch-skip 5 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section SourceCounters \
+    python3 scripts/profile_case.py w:uint4b8,s:g128:bfloat16 28672 4096 256 $c >"$OUT/ncu_$c.txt" 2>&1
+  grep -E "Duration|Throughput|Stall|stall|Warp Cycles|Eligible|ERR" "$OUT/ncu_$c.txt" | head -30
+done
