@@ -90,16 +90,6 @@ HUMMING_DEVICE void mbar_arrive_lane0(uint64_t* bar, int lane) {
 #endif
 }
 
-// Raise the transaction count a phase waits for, without arriving (the arrival comes later, see gemm_wna16_sm90.cuh).
-HUMMING_DEVICE void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-#if HUMMING_HAS_BULK
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
-               : "memory");
-#else
-  __trap();
-#endif
-}
-
 HUMMING_DEVICE void mbar_wait(uint64_t* bar, uint32_t parity) {
 #if HUMMING_HAS_BULK
   asm volatile(

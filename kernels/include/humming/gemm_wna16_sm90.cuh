@@ -27,8 +27,8 @@
 // wgmma (Cfg::kWgmma, sm_90a): the same schedule with wgmma.mma_async math warps (whole warpgroups).  The tensor
 // cores read the activation tile through a descriptor, so it must have the 128-byte swizzle layout (chunk c of token
 // row r at chunk position c ^ (r % 8), 1 KB aligned, one 64-column atom per stage).  A bulk copy cannot swizzle, so
-// the producer warp's 32 lanes copy x in 16-byte cp.async pieces and each lane adds one hardware arrival to the
-// stage's `full` barrier when its pieces have landed (cp.async.mbarrier.arrive.noinc; W and the scales stay bulk
+// the 128 threads of the producer warpgroup copy x in 16-byte cp.async pieces and each adds one hardware arrival to
+// the stage's `full` barrier when its pieces have landed (cp.async.mbarrier.arrive.noinc; W and the scales stay bulk
 // copies that settle the transaction count).  The pieces are generic-proxy writes read by wgmma through the async
 // proxy: every math thread executes fence.proxy.async after its wait on `full` (the barrier orders the writes before
 // the fence; the fence orders them before this thread's asynchronous reads).
@@ -131,8 +131,8 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
 
   // ------------------------------------------------------------------------------------------------ producer warp
   // Under wgmma the producer is a whole warpgroup (ptxas budgets registers per warpgroup for wgmma kernels; a lone
-  // 9th warp costs a warpgroup's worth anyway): it hands its registers to the math warpgroups (setmaxnreg) and one
-  // warp of it issues the copies.
+  // 9th warp costs a warpgroup's worth anyway): it hands its registers to the math warpgroups (setmaxnreg), all of
+  // its threads copy x, and its first warp issues the bulk copies of W and the scales.
   if (warp >= kMathWarps) {
     if constexpr (Cfg::kWgmma && kMathRegs > 0) setmaxnreg_dec<kProducerRegs>();
     if (!Cfg::kWgmma && warp != kMathWarps) return;
