@@ -22,6 +22,14 @@ def _lane_pair_code(packed, bits, ka, na, lane, q):
     """Independent reading of layout.cuh: the two codes of pair q of `lane` in atom (ka, na)."""
     words = [int(w) & 0xFFFFFFFF for w in packed[ka, na].tolist()]
     lo = hi = 0
+    if bits == 3:
+        # fields: the lane's words are w0 w1 (first 64 words of the atom, two per lane), then w2 (one per lane)
+        lw = [words[2 * lane], words[2 * lane + 1], words[64 + lane]]
+        if q < 15:
+            w = lw[q // 5]
+            return (w >> (3 * (q % 5))) & 7, (w >> (16 + 3 * (q % 5))) & 7
+        return (sum(((lw[i] >> 15) & 1) << i for i in range(3)),
+                sum(((lw[i] >> 31) & 1) << i for i in range(3)))
     base = 0
     for p, off in plane_split(bits):
         per_word = 16 // p

@@ -355,10 +355,11 @@ class GemmLayer:
         return c
 
     def _raw_bias(self) -> int:
+        """IntFamily::kRawBias (dequant.cuh): the raw pair is kRawBias + code."""
         mant = _MANT[self.dtype]
         if self.fp.family != "int":
             return 0
-        return (128 if self.dtype == torch.bfloat16 else 1024) if self.fp.bits <= mant else 0
+        return (128 if self.dtype == torch.bfloat16 else 1024) if self.fp.bits <= mant else -128
 
     # -- kernels ----------------------------------------------------------------------------------------------
     def _choice(self, bucket: int) -> KernelChoice:

@@ -27,7 +27,10 @@ ATOM_COLS = 64
 
 
 def plane_split(bits: int) -> List[Tuple[int, int]]:
-    """[(plane width, bit offset)] lowest bits first -- must match PlaneSplit in layout.cuh."""
+    """[(plane width, bit offset)] lowest bits first -- must match PlaneSplit in layout.cuh.
+
+    For 3 bits the widths (2, 1) only say how the lane's three words are arranged in memory (two, then one); their
+    bits are FIELDS, not planes (:func:`_pack3_words`)."""
     widths = {1: [1], 2: [2], 3: [2, 1], 4: [4], 5: [4, 1], 6: [4, 2], 7: [4, 2, 1], 8: [8]}[bits]
     out, off = [], 0
     for w in widths:
@@ -56,6 +59,33 @@ def _pair_index(device_str: str):
     return row.expand(32, 16, 2).to(device_str), col.expand(32, 16, 2).to(device_str)
 
 
+def _pack3_words(pairs: torch.Tensor) -> torch.Tensor:
+    """3-bit fields (layout.cuh): pairs [..., 16 pairs, 2 halves] -> words [..., 3].  Word i holds pairs 5i..5i+4 at
+    bits 3j / 16 + 3j; bit 15 / 31 of word i holds bit i of pair 15's low / high code."""
+    shifts = (torch.arange(5, device=pairs.device) * 3)
+    f = pairs[..., :15, :].reshape(*pairs.shape[:-2], 3, 5, 2)
+    lo = (f[..., 0] << shifts).sum(-1)
+    hi = (f[..., 1] << shifts).sum(-1)
+    i = torch.arange(3, device=pairs.device)
+    last = pairs[..., 15:16, :]                                  # [..., 1, 2]
+    lo = lo | (((last[..., 0] >> i) & 1) << 15)
+    hi = hi | (((last[..., 1] >> i) & 1) << 15)
+    return lo | (hi << 16)
+
+
+def _unpack3_words(words: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`_pack3_words`: words [..., 3] -> pairs [..., 16, 2]."""
+    shifts = (torch.arange(5, device=words.device) * 3)
+    lo = (words.unsqueeze(-1) >> shifts) & 7                     # [..., 3, 5]
+    hi = (words.unsqueeze(-1) >> (shifts + 16)) & 7
+    i = torch.arange(3, device=words.device)
+    lo15 = (((words >> 15) & 1) << i).sum(-1, keepdim=True)
+    hi15 = (((words >> 31) & 1) << i).sum(-1, keepdim=True)
+    lo = torch.cat([lo.flatten(-2), lo15], -1)
+    hi = torch.cat([hi.flatten(-2), hi15], -1)
+    return torch.stack([lo, hi], -1)
+
+
 def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     """Kernel codes uint8 [N, K] -> int32 [ceil(K/64), ceil(N/16), 32*bits] (layout.cuh)."""
     n, k = codes.shape
@@ -68,7 +98,10 @@ def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     row, col = _pair_index(str(codes.device))
     pairs = atoms[:, :, row, col]                               # [ka, na, 32 lanes, 16 pairs, 2 halves]
     planes = []
-    for p, off in plane_split(bits):
+    if bits == 3:
+        words = _pack3_words(pairs)                              # [ka, na, 32, 3]
+        planes = [words[..., :2].reshape(ka, na, 64), words[..., 2]]
+    for p, off in plane_split(bits) if bits != 3 else []:
         bitsv = (pairs >> off) & ((1 << p) - 1)
         per_word = 16 // p
         bv = bitsv.view(ka, na, 32, p, per_word, 2)              # pair q = word * per_word + j
@@ -88,8 +121,10 @@ def unrepack_codes(packed: torch.Tensor, bits: int, n: int, k: int) -> torch.Ten
     assert words == 32 * bits
     w = packed.to(torch.int64) & 0xFFFFFFFF
     pairs = torch.zeros(ka, na, 32, 16, 2, dtype=torch.int64, device=packed.device)
+    if bits == 3:
+        pairs = _unpack3_words(torch.cat([w[..., :64].reshape(ka, na, 32, 2), w[..., 64:].reshape(ka, na, 32, 1)], -1))
     base = 0
-    for p, off in plane_split(bits):
+    for p, off in plane_split(bits) if bits != 3 else []:
         pw = w[..., base:base + 32 * p].reshape(ka, na, 32, p)
         base += 32 * p
         per_word = 16 // p

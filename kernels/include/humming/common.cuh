@@ -96,15 +96,18 @@ template <> HUMMING_DEVICE __nv_bfloat162 broadcast2<__nv_bfloat162, __nv_bfloat
 template <> HUMMING_DEVICE __half2 broadcast2<__half2, __half>(__half v) { return __half2half2(v); }
 
 // lop3.b32: any 3-input bitwise function in one instruction; kLut is the truth table over (a, b, c) = (0xF0, 0xCC, 0xAA).
+// Not volatile: a pure function of its inputs, so the compiler may common it up or drop it like any other expression.
 template <int kLut> HUMMING_DEVICE uint32_t lop3(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t r;
-  asm volatile("lop3.b32 %0, %1, %2, %3, %4;\n" : "=r"(r) : "r"(a), "r"(b), "r"(c), "n"(kLut));
+  asm("lop3.b32 %0, %1, %2, %3, %4;\n" : "=r"(r) : "r"(a), "r"(b), "r"(c), "n"(kLut));
   return r;
 }
 // (a & b) | c
 HUMMING_DEVICE uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) { return lop3<(0xF0 & 0xCC) | 0xAA>(a, b, c); }
 // a ^ (b & c)
 HUMMING_DEVICE uint32_t xor_and(uint32_t a, uint32_t b, uint32_t c) { return lop3<0xF0 ^ (0xCC & 0xAA)>(a, b, c); }
+// (a & b) ^ c
+HUMMING_DEVICE uint32_t and_xor(uint32_t a, uint32_t b, uint32_t c) { return lop3<(0xF0 & 0xCC) ^ 0xAA>(a, b, c); }
 
 // Shift by a compile-time signed amount (left for positive).
 template <int kShift> HUMMING_DEVICE uint32_t shift_left_signed(uint32_t v) {

@@ -27,9 +27,10 @@ template <class T, int kBits_> struct IntFamily {
   static constexpr bool kIsInt = true;
   static constexpr int kExpAdjust = 0;
   // Magic trick: OR the code into the mantissa of kMagicValue (128.0 in bf16, 1024.0 in fp16).  Needs the code to fit
-  // the mantissa; 8-bit codes in bf16 do not (128 + 255 is not a bf16 number) and take the fp32 route below.
+  // the mantissa; 8-bit codes in bf16 do not (128 + 255 is not a bf16 number) and take the two-magic route below,
+  // which yields code - 128 directly (kRawBias = -128).
   static constexpr bool kMagic = kBits <= Traits::kMantBits;
-  static constexpr int kRawBias = kMagic ? Traits::kMagicValue : 0;
+  static constexpr int kRawBias = kMagic ? Traits::kMagicValue : -128;
 
   template <int kQ> HUMMING_DEVICE static uint32_t raw(const uint32_t (&w)[kBits]) {
     if constexpr (kMagic) {
@@ -41,16 +42,21 @@ template <class T, int kBits_> struct IntFamily {
         constexpr uint32_t mask = ((1u << p) - 1u) * 0x00010001u;
         return and_or(w[kQ / (16 / p)] >> (p * j), mask, kMagic2);
       } else {
-        return pair_code_bits<kBits, kQ>(w) | kMagic2;
+        return pair_code_bits<kBits, kQ>(w, kMagic2);   // 3 bits: one shift + one lop3 for 15 of 16 pairs
       }
     } else {
-      // fp32 magic: 2^23 + c has c in the low mantissa bits; byte_perm assembles it from the code byte in one op.
-      static_assert(kBits == 8, "only 8-bit codes miss the 16-bit magic");
-      constexpr int j = kQ % 2;   // pair j of an 8-bit plane word: bytes j (low k) and j + 2 (high k)
-      const uint32_t word = w[kQ / 2];
-      const float lo = __int_as_float(__byte_perm(word, 0x4B000000u, 0x7540 + j)) - 8388608.0f;
-      const float hi = __int_as_float(__byte_perm(word, 0x4B000000u, 0x7540 + j + 2)) - 8388608.0f;
-      return as_u32(pack2_from_float<T2>(lo, hi));   // exact: |c| <= 255 fits bf16's 8-bit significand
+      // 8-bit codes, bf16.  Pair j of an 8-bit plane word has its codes in bytes j (low k) and j + 2 (high k), so
+      // after a right shift by 8j each code sits in the low byte of its 16-bit half.  Split a code c = 128 t + l:
+      //   lo  = 128.0 with l in the mantissa               = 128 + l         (lop3: (src & 0x7f) | 0x4300)
+      //   sub = 0x4380 with its exponent lsb cleared by t   = t ? 128 : 256   (lop3: (src & 0x80) ^ 0x4380)
+      //   lo - sub = l + 128 t - 128 = c - 128                               (one bf16x2 subtraction, exact)
+      // Three ops per pair, and no float -> bf16 conversion (F2FP runs at a fraction of the ALU rate).
+      static_assert(kBits == 8 && Traits::kIsBF16, "only 8-bit codes in bf16 miss the 16-bit magic");
+      constexpr int j = kQ % 2;
+      const uint32_t src = w[kQ / 2] >> (8 * j);
+      const uint32_t lo = and_or(src, 0x007F007Fu, 0x43004300u);
+      const uint32_t sub = and_xor(src, 0x00800080u, 0x43804380u);
+      return as_u32(sub2(as_t2<T2>(lo), as_t2<T2>(sub)));
     }
   }
 };

@@ -67,7 +67,7 @@ template <class T, class Family, int kGroup, int kZeroMode, int kOffset> struct 
       } else if constexpr (kZeroMode == 2) {
         v = fma2(sub2(v, raw_bias), s, z);
       } else {
-        v = sub2(v, const_zero);
+        if constexpr (Family::kRawBias + kOffset != 0) v = sub2(v, const_zero);
         if constexpr (kGroup != 0) v = mul2(v, s);
       }
     } else {

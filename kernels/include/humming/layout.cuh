@@ -7,11 +7,18 @@
 //
 //     pair q = 4*f + r,  r = A-register index:  row = g + 8*(r & 1),  k = 16*f + 2t + 8*(r >> 1) + {0, 1}
 //
-// Each code is split into bit PLANES of width 8, 4, 2 or 1 (b = 3 -> 2+1, 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1, powers
-// of two are a single plane), lowest bits in the first plane.  In a plane of width p one 32-bit word holds 16/p pairs:
-// pair j of the word keeps its low-k code's p bits at bit p*j and its high-k code's at bit 16 + p*j.  So extracting a
-// pair is one shift and one AND with a mask repeated in both 16-bit halves -- the result is already laid out as a
-// two-element 16-bit vector, ready for the "magic number" int->float trick (see dequant.cuh).
+// Each code is split into bit PLANES of width 8, 4, 2 or 1 (b = 5 -> 4+1, 6 -> 4+2, 7 -> 4+2+1, powers of two are a
+// single plane), lowest bits in the first plane.  In a plane of width p one 32-bit word holds 16/p pairs: pair j of
+// the word keeps its low-k code's p bits at bit p*j and its high-k code's at bit 16 + p*j.  So extracting a pair is
+// one shift and one AND with a mask repeated in both 16-bit halves -- the result is already laid out as a two-element
+// 16-bit vector, ready for the "magic number" int->float trick (see dequant.cuh).
+//
+// 3-bit codes are the exception: FIELDS instead of planes (a 2+1 plane split costs two shifts and two lop3 per pair).
+// The lane's three words w0, w1, w2 each hold five whole pairs, pair 5i+j of word i at bits 3j (low k) and 16 + 3j
+// (high k), j = 0..4 -- one shift and one lop3 per pair, like 4-bit codes.  That leaves bits 15 and 31 of every word:
+// bit i of pair 15's low / high code sits in bit 15 / 31 of word i (three shifts + three lop3 for that one pair).
+// In memory the words are arranged like a 2+1 plane split (w0 w1 of all lanes, then w2 of all lanes: an 8-byte and
+// a 4-byte load per lane), so PlaneSplit<3> below still describes where the words are, not what their bits mean.
 //
 // Memory order (int32 words):   [K/64 atom columns][N/16 atom rows][planes][32 lanes][p words]
 // A lane's p words of one plane are contiguous (16-byte loads for p = 4, 2x16 for p = 8), consecutive lanes are
@@ -68,24 +75,38 @@ template <int kBits> HUMMING_DEVICE void load_atom_words(uint32_t (&w)[kBits], c
   load_plane_words<kBits, 0>(w, atom, lane);
 }
 
-// The code bits of pair q, both halves, moved to bit 0 of each half:  ((code_lo) | (code_hi << 16)).
-// kExtraShift moves them further left (used by the float families to land bits in place in one shift).
+// The code bits of pair q, both halves, moved to bit 0 of each half, or-ed into kBase:
+//     kBase | code_lo | (code_hi << 16)
+// kExtraShift moves the codes further left (used by the float families to land bits in place in one shift); kBase
+// rides in the first lop3 (the int families pass the magic number's bits).
 template <int kBits, int kQ, int kExtraShift = 0>
-HUMMING_DEVICE uint32_t pair_code_bits(const uint32_t (&w)[kBits]) {
-  using PS = PlaneSplit<kBits>;
-  uint32_t x = 0;
+HUMMING_DEVICE uint32_t pair_code_bits(const uint32_t (&w)[kBits], uint32_t base = 0) {
+  if constexpr (kBits == 3) {
+    // fields (see the top of this file)
+    constexpr uint32_t kOne = 0x00010001u << kExtraShift;
+    if constexpr (kQ < 15) {
+      return and_or(shift_left_signed<kExtraShift - 3 * (kQ % 5)>(w[kQ / 5]), 7u * kOne, base);
+    } else {
+      uint32_t x = and_or(shift_left_signed<kExtraShift - 15>(w[0]), kOne, base);
+      x = and_or(shift_left_signed<kExtraShift - 14>(w[1]), 2u * kOne, x);
+      return and_or(shift_left_signed<kExtraShift - 13>(w[2]), 4u * kOne, x);
+    }
+  } else {
+    using PS = PlaneSplit<kBits>;
+    uint32_t x = base;
 #pragma unroll
-  for (int i = 0; i < PS::kNum; ++i) {
-    const int p = PS::width(i);
-    const int per_word = 16 / p;
-    const int word = PS::lane_word(i) + kQ / per_word;
-    const int j = kQ % per_word;
-    const int shift = PS::bit_offset(i) + kExtraShift - p * j;   // may be negative (right shift)
-    const uint32_t mask = (((1u << p) - 1u) << (PS::bit_offset(i) + kExtraShift)) * 0x00010001u;
-    const uint32_t moved = shift >= 0 ? (w[word] << shift) : (w[word] >> (-shift));
-    x = (i == 0) ? (moved & mask) : and_or(moved, mask, x);
+    for (int i = 0; i < PS::kNum; ++i) {
+      const int p = PS::width(i);
+      const int per_word = 16 / p;
+      const int word = PS::lane_word(i) + kQ / per_word;
+      const int j = kQ % per_word;
+      const int shift = PS::bit_offset(i) + kExtraShift - p * j;   // may be negative (right shift)
+      const uint32_t mask = (((1u << p) - 1u) << (PS::bit_offset(i) + kExtraShift)) * 0x00010001u;
+      const uint32_t moved = shift >= 0 ? (w[word] << shift) : (w[word] >> (-shift));
+      x = and_or(moved, mask, x);
+    }
+    return x;
   }
-  return x;
 }
 
 }  // namespace humming

@@ -245,7 +245,9 @@ template <class Cfg, class XTile> struct Wna16Math {
         constexpr int r = decltype(r_)::value;
         uint32_t raw = Family::template raw<4 * f + r>(words[tm]);
         if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
-        if constexpr (Cfg::kZeroInOperand) raw = as_u32(sub2(as_t2<T2>(raw), zp[r & 1]));   // row g + 8*(r&1)
+        // row g + 8*(r&1); a constant zero of 0 (int8 in bf16: kRawBias = -128 = -offset) costs nothing
+        if constexpr (Cfg::kZeroInOperand && (Cfg::kZeroMode == kIntZero || Family::kRawBias + Cfg::kOffset != 0))
+          raw = as_u32(sub2(as_t2<T2>(raw), zp[r & 1]));
         af[r] = raw;
       });
 #pragma unroll
@@ -309,7 +311,7 @@ template <class Cfg, class XTile> struct Wna16Math {
         } else if constexpr (Cfg::kZeroMode == kFloatZero) {
           v = fma2(sub2(v, raw_bias), s_pair[h], z_pair[h]);
         } else {
-          v = sub2(v, const_zero);
+          if constexpr (Family::kRawBias + Cfg::kOffset != 0) v = sub2(v, const_zero);
           if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
         }
       } else {
