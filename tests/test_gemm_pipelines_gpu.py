@@ -166,7 +166,7 @@ def test_forced_choice_the_layer_cannot_run_is_refused():
         layer(x)
 
 
-DECODE16 = [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 4, 2, 1, 1, 5)]
+DECODE16 = [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 4, 2, 1, 1, 5), KernelChoice(16, 16, 1, 1, 1, 4)]
 
 
 @pytest.mark.parametrize("choice", DECODE16, ids=lambda c: c.short())
@@ -181,6 +181,36 @@ def test_decode16_int_zero_in_operand(choice, desc, m):
     dtype = torch.float16 if "float16" in desc else torch.bfloat16
     for n, k in [(1000, 2048), (4096, 4096), (200, 1088)]:
         _run(desc, n, k, m, choice, dtype=dtype)
+
+
+@pytest.mark.parametrize("desc", FORMATS)
+@pytest.mark.parametrize("m", [1, 5, 8])
+def test_decode8_two_stage_ring(desc, m):
+    """The 8-bit M <= 8 choice (a ring of two stages), every format, K tails and odd N."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    for n, k in [(1000, 2048), (4096, 4096), (200, 1088)]:
+        _run(desc, n, k, m, KernelChoice(8, 4, 2, 1, 1, 2), dtype=dtype)
+
+
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16"])
+@pytest.mark.parametrize("m", [1, 9, 16])
+def test_wide_layer_default_choice(desc, m):
+    """N >= 16384 picks 256-row blocks at M <= 16 (heuristics): through the layer's own choice, odd N."""
+    desc_ = WeightDesc.parse(desc)
+    n, k = 16400, 1088
+    w = torch.randn(n, k, device="cuda") * 0.05
+    qw = quantize_weight(w, desc_, name="wide")
+    layer = GemmLayer(qw, None, torch.bfloat16)
+    if m > 8:
+        assert layer._choice(m_bucket(m)).warps_n == 16
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    ref = reference_gemm(x.float(), qw)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    y = layer(x, out=out)
+    torch.cuda.synchronize()
+    assert not torch.isnan(y).any()
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc} M={m}: rel err {rel:.3e}"
 
 
 def _wgmma_ok():
