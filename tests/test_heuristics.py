@@ -25,11 +25,12 @@ def test_choice_fits_and_is_deterministic(arch, bits, group, zero):
 
 def test_bit_width_and_width_rules():
     """The two shape / format rules measured in session 6: 8-bit codes at M <= 8 use a two-stage ring; layers with
-    N >= 16384 at M <= 16 use 256-row blocks of 16 warps; everything else keeps the defaults."""
+    N >= 16384 at M <= 16 use 256-row blocks of 16 warps for codes of 4+ bits; everything else keeps the defaults."""
     assert choose_kernel("sm_90a", 1, 8, 0).short() == "bt8_wn4_tm2_wk1_ak1_s2"
     assert choose_kernel("sm_90a", 1, 4, 128).short() == "bt8_wn4_tm2_wk1_ak1_s4"
     assert choose_kernel("sm_90a", 16, 4, 128, n=28672).short() == "bt16_wn16_tm1_wk1_ak1_s4"
     assert choose_kernel("sm_90a", 16, 8, 0, n=28672).short() == "bt16_wn16_tm1_wk1_ak1_s4"
+    assert choose_kernel("sm_90a", 16, 3, 128, n=28672) == choose_kernel("sm_90a", 16, 3, 128)
     assert choose_kernel("sm_90a", 16, 4, 128, n=6144) == choose_kernel("sm_90a", 16, 4, 128)
     assert choose_kernel("sm_90a", 16, 4, 128).short() == "bt16_wn8_tm1_wk2_ak2_s4"
     assert choose_kernel("sm_90a", 1, 4, 128, n=28672) == choose_kernel("sm_90a", 1, 4, 128)

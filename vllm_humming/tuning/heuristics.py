@@ -320,10 +320,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                 cands.append(KernelChoice(8, 4, 2, 1, 1, 2))
             cands += [KernelChoice(8, 4, 2, 1, 1, 4), KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
         elif bucket <= 16:
-            if n >= 16384:
+            if n >= 16384 and bits >= 4:
                 # wide layers have tiles for every SM even at 256 rows per block: 16 warps of one atom row each beat
                 # the 128-row default on 28672x4096 (int4 32.1 vs 34.1 us, int8 47.0 vs 52.0; and lost on the two
-                # narrow shapes -- results/h200-2026-11-30-s6/b_sweep_int4_m16.log, b_sweep_int8_stdout.txt)
+                # narrow shapes -- results/h200-2026-11-30-s6/b_sweep_int4_m16.log, b_sweep_int8_stdout.txt).
+                # int3 lost with it (37.5 vs 33.9 us, c_bench vs a_bench), so narrower codes keep the default.
                 cands.append(KernelChoice(16, 16, 1, 1, 1, 4))
             cands += [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 8, 1, 2, 2, 3), KernelChoice(16, 4, 1, 2, 2, 3)]
         elif bucket <= 32:
