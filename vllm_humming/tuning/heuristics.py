@@ -278,13 +278,13 @@ def _has_bulk(arch: str) -> bool:
 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
-                  k: int = 0, pipeline: str = "", n: int = 0) -> KernelChoice:
+                  k: int = 0, pipeline: str = "") -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
-    33 tokens up -- when K allows it (``k``: the layer's K, ``n``: its N; 0 = any);
+    33 tokens up -- when K allows it (``k``: the layer's K; 0 = any);
     "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16.  Both are correct on the H200
     but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
@@ -320,12 +320,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                 cands.append(KernelChoice(8, 4, 2, 1, 1, 2))
             cands += [KernelChoice(8, 4, 2, 1, 1, 4), KernelChoice(8, 4, 2, 1, 1, 3), KernelChoice(8, 4, 2, 1, 1, 2)]
         elif bucket <= 16:
-            if n >= 16384 and bits >= 4:
-                # wide layers have tiles for every SM even at 256 rows per block: 16 warps of one atom row each beat
-                # the 128-row default on 28672x4096 (int4 32.1 vs 34.1 us, int8 47.0 vs 52.0; and lost on the two
-                # narrow shapes -- results/h200-2026-11-30-s6/b_sweep_int4_m16.log, b_sweep_int8_stdout.txt).
-                # int3 lost with it (37.5 vs 33.9 us, c_bench vs a_bench), so narrower codes keep the default.
-                cands.append(KernelChoice(16, 16, 1, 1, 1, 4))
+            # 256 rows per block (8 x 2 warps, two atom rows each, both K halves of a two-atom stage), a ring of
+            # three: best or within 3 % of the best on every default shape for int3 / int4 / int8 / MXFP4 (session-6
+            # sweeps, results/h200-2026-11-30-s6/f_sweep_m16_4formats.log; 28672x4096 int3 29.0 vs 35.0 us,
+            # int4 31.7 vs 34.1, int8 46.4 vs 52.1, MXFP4 35.3 vs 37.7 against the 128-row choice below)
+            cands.append(KernelChoice(16, 8, 2, 2, 2, 3))
             cands += [KernelChoice(16, 8, 1, 2, 2, 4), KernelChoice(16, 8, 1, 2, 2, 3), KernelChoice(16, 4, 1, 2, 2, 3)]
         elif bucket <= 32:
             cands += [KernelChoice(32, 8, 1, 2, 2, 4), KernelChoice(32, 8, 1, 2, 2, 3), KernelChoice(32, 4, 1, 2, 2, 3)]
@@ -338,7 +337,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     for c in cands:
         if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero):
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
-                print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero} N={n or 'any'} K={k or 'any'}: "
+                print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero} K={k or 'any'}: "
                       f"{c.short()}")
             return c
     raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
@@ -382,12 +381,12 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
     """Every choice the heuristics can emit for this (arch, bits, group, zero), under either pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage), and the choice for a wide layer (N-dependent buckets)."""
+    column, never a multiple of a two-atom stage)."""
     seen = []
     for pipeline in PIPELINES:
         for b in M_BUCKETS:
-            for k, n in ((0, 0), (64, 0), (0, 1 << 20)):
-                c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n)
+            for k in (0, 64):
+                c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline)
                 if c not in seen:
                     seen.append(c)
     return seen
