@@ -100,3 +100,22 @@ def test_bulk_wgmma_compiles_without_serialized_mmas(cache_dir):
     for art in compile_many(specs):
         assert len(art.cubin) > 1000
         assert "serialized" not in art.log, art.log
+
+
+def test_int8_bf16_dequant_needs_no_float_conversion(cache_dir):
+    """8-bit integer codes in bf16 dequantize with two magic numbers (dequant.cuh), not through fp32: the decode
+    kernel's PTX must not convert float pairs to bf16 per weight pair.  The fp32 route it replaced emitted one
+    cvt.rn.bf16x2.f32 per pair (225 in this kernel before, 0 after); the bound leaves room for epilogue and
+    setup code."""
+    import dataclasses
+    import re
+
+    from vllm_humming.jit import compile_kernel
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    spec = _spec(format_params(WeightDesc.parse("w:uint8b128,s:channel:bfloat16")), KernelChoice(8, 4, 2, 1, 1, 4),
+                 torch.bfloat16, "sm_90a")
+    ptx = compile_kernel(dataclasses.replace(spec, output="ptx")).cubin.decode(errors="replace")
+    n_cvt = len(re.findall(r"cvt\.rn\.bf16x2\.f32", ptx))
+    assert n_cvt <= 16, f"{n_cvt} float -> bf16x2 conversions: the int8 dequant went back to the fp32 route"
+    assert len(re.findall(r"sub\.(?:rn\.)?bf16x2", ptx)) >= 32, "the two-magic subtraction per weight pair is missing"
