@@ -3,6 +3,12 @@
 # ran every GPU suite at its last kernel-source change (9b31e52) and the tests of its heuristic changes at 6f823d0.
 # Kernel work next: NOTES.md, session 6, "Next, ranked".
 . scripts/h200_setup.sh
+# 0. Releasing PDL dependents right after griddepcontrol.wait instead of after the main loop (NOTES.md session 6,
+#    next steps 4): timings at M = 1 / 16 / 64, then the graph + repeat test under the macro.
+step 90 python3 scripts/exp_variants.py --ms 1,16,64 --variants ";HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_PDL_EARLY_RELEASE" \
+  >"$OUT/exp_pdl_early.log" 2>&1; tail -20 "$OUT/exp_pdl_early.log"
+HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_PDL_EARLY_RELEASE step 90 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py \
+  -k "graph or int4_shapes" 2>&1 | tail -2
 export HUMMING_PREFILL_M=1000000
 # 1. Where the bulk (warp-specialized) wgmma kernel loses 2x against the cp.async wgmma kernel, M=256 on 28672x4096
 #    (standard sections only: custom metric names failed in session 5).

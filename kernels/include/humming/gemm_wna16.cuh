@@ -405,6 +405,12 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     if (s < num_stages_total) load_stage_w(s, s);
   });
   grid_dependency_wait();
+#ifdef HUMMING_DEBUG_PDL_EARLY_RELEASE
+  // experiment (HUMMING_DEBUG_DEFINES): let the next launch start as soon as this grid has waited, as upstream does,
+  // instead of after the main loop.  Always memory-safe -- the dependent's own wait is for this grid's completion --
+  // it only changes when its blocks may take free SM slots.
+  grid_dependents_launch();
+#endif
   static_for<kDist>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
     if (s < num_stages_total) load_stage_x(s, s);
@@ -465,7 +471,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   math.template wait_mma<0>();
   __syncthreads();
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
+#ifndef HUMMING_DEBUG_PDL_EARLY_RELEASE
   grid_dependents_launch();
+#endif
 
   // ---------------------------------------------------------------------------------------- intra-block K reduction
   math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
