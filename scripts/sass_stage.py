@@ -61,7 +61,7 @@ def main():
     for line in sass.splitlines():
         m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)", line)
         if m:
-            # "@!PT" never executes but still takes an issue slot (ptxas pads every LDGSTS with three such LDS)
+            # "@!PT" never executes but still takes an issue slot (ptxas pads LDGSTS with such LDS)
             ops.append("PAD_" + m.group(2) if (m.group(1) or "").strip() == "@!PT" else m.group(2))
     bars = [i for i, o in enumerate(ops) if o.startswith("BAR.SYNC")]
     print(f"{args.choice} ({args.desc}, {args.arch}): {len(ops)} instructions, {len(bars)} block barriers")
