@@ -86,6 +86,32 @@ def _unpack3_words(words: torch.Tensor) -> torch.Tensor:
     return torch.stack([lo, hi], -1)
 
 
+def _pack_lane_words(pairs: torch.Tensor, bits: int) -> torch.Tensor:
+    """pairs [..., 16 pairs, 2 halves] -> a lane's `bits` words [..., bits] (the bit encoding of layout.cuh; plane i's
+    words at lane offset bit_offset(i))."""
+    if bits == 3:
+        return _pack3_words(pairs)
+    out = []
+    for p, off in plane_split(bits):
+        bv = ((pairs >> off) & ((1 << p) - 1)).unflatten(-2, (p, 16 // p))   # pair q = word * per_word + j
+        shifts = torch.arange(16 // p, device=pairs.device) * p
+        out.append((bv[..., 0] << shifts).sum(-1) | ((bv[..., 1] << shifts).sum(-1) << 16))
+    return torch.cat(out, -1)
+
+
+def _unpack_lane_words(words: torch.Tensor, bits: int) -> torch.Tensor:
+    """Inverse of :func:`_pack_lane_words`: words [..., bits] -> pairs [..., 16, 2]."""
+    if bits == 3:
+        return _unpack3_words(words)
+    pairs = torch.zeros(*words.shape[:-1], 16, 2, dtype=torch.int64, device=words.device)
+    for p, off in plane_split(bits):
+        pw = words[..., off:off + p].unsqueeze(-1)                    # plane words sit at lane offset = bit offset
+        shifts = torch.arange(16 // p, device=words.device) * p
+        pairs[..., 0] |= ((pw >> shifts) & ((1 << p) - 1)).flatten(-2) << off
+        pairs[..., 1] |= ((pw >> (shifts + 16)) & ((1 << p) - 1)).flatten(-2) << off
+    return pairs
+
+
 def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     """Kernel codes uint8 [N, K] -> int32 [ceil(K/64), ceil(N/16), 32*bits] (layout.cuh)."""
     n, k = codes.shape
@@ -97,42 +123,20 @@ def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     atoms = c.view(na, ATOM_ROWS, ka, ATOM_COLS).permute(2, 0, 1, 3)
     row, col = _pair_index(str(codes.device))
     pairs = atoms[:, :, row, col]                               # [ka, na, 32 lanes, 16 pairs, 2 halves]
-    planes = []
-    if bits == 3:
-        words = _pack3_words(pairs)                              # [ka, na, 32, 3]
-        planes = [words[..., :2].reshape(ka, na, 64), words[..., 2]]
-    for p, off in plane_split(bits) if bits != 3 else []:
-        bitsv = (pairs >> off) & ((1 << p) - 1)
-        per_word = 16 // p
-        bv = bitsv.view(ka, na, 32, p, per_word, 2)              # pair q = word * per_word + j
-        shifts = (torch.arange(per_word, device=codes.device) * p).view(1, 1, 1, 1, per_word)
-        lo = (bv[..., 0] << shifts).sum(-1)
-        hi = (bv[..., 1] << shifts).sum(-1)
-        words = lo | (hi << 16)                                  # [ka, na, 32, p]
-        planes.append(words.reshape(ka, na, 32 * p))
-    out = torch.cat(planes, dim=-1)
+    words = _pack_lane_words(pairs, bits)                       # [ka, na, 32 lanes, bits]
+    # memory: per plane region, its p words of every lane (lane-contiguous)
+    out = torch.cat([words[..., off:off + p].reshape(ka, na, 32 * p) for p, off in plane_split(bits)], dim=-1)
     out = torch.where(out >= (1 << 31), out - (1 << 32), out)
     return out.to(torch.int32).contiguous()
 
 
 def unrepack_codes(packed: torch.Tensor, bits: int, n: int, k: int) -> torch.Tensor:
     """Inverse of :func:`repack_codes` (drops the padding)."""
-    ka, na, words = packed.shape
-    assert words == 32 * bits
+    ka, na, nwords = packed.shape
+    assert nwords == 32 * bits
     w = packed.to(torch.int64) & 0xFFFFFFFF
-    pairs = torch.zeros(ka, na, 32, 16, 2, dtype=torch.int64, device=packed.device)
-    if bits == 3:
-        pairs = _unpack3_words(torch.cat([w[..., :64].reshape(ka, na, 32, 2), w[..., 64:].reshape(ka, na, 32, 1)], -1))
-    base = 0
-    for p, off in plane_split(bits) if bits != 3 else []:
-        pw = w[..., base:base + 32 * p].reshape(ka, na, 32, p)
-        base += 32 * p
-        per_word = 16 // p
-        shifts = (torch.arange(per_word, device=packed.device) * p).view(1, 1, 1, 1, per_word)
-        lo = (pw.unsqueeze(-1) >> shifts) & ((1 << p) - 1)
-        hi = (pw.unsqueeze(-1) >> (shifts + 16)) & ((1 << p) - 1)
-        pairs[..., 0] |= lo.reshape(ka, na, 32, 16) << off
-        pairs[..., 1] |= hi.reshape(ka, na, 32, 16) << off
+    words = torch.cat([w[..., 32 * off:32 * (off + p)].reshape(ka, na, 32, p) for p, off in plane_split(bits)], -1)
+    pairs = _unpack_lane_words(words, bits)
     atoms = torch.zeros(ka, na, ATOM_ROWS, ATOM_COLS, dtype=torch.int64, device=packed.device)
     row, col = _pair_index(str(packed.device))
     atoms[:, :, row, col] = pairs

@@ -61,8 +61,6 @@ HUMMING_DEVICE void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
 #endif
 }
 
-// Spin until the phase with parity `parity` has completed (try_wait suspends the thread for a while in hardware
-// before returning false, so the loop does not hammer the barrier).
 // One arrival on `bar`, made by the hardware once every cp.async this thread has issued so far has landed (.noinc:
 // the arrival counts against the barrier's expected count, set at init).
 HUMMING_DEVICE void mbar_arrive_cp_async(uint64_t* bar) {
@@ -90,6 +88,8 @@ HUMMING_DEVICE void mbar_arrive_lane0(uint64_t* bar, int lane) {
 #endif
 }
 
+// Spin until the phase with parity `parity` has completed (try_wait suspends the thread for a while in hardware
+// before returning false, so the loop does not hammer the barrier).
 HUMMING_DEVICE void mbar_wait(uint64_t* bar, uint32_t parity) {
 #if HUMMING_HAS_BULK
   asm volatile(

@@ -50,7 +50,8 @@ template <class T, int kBits_> struct IntFamily {
       //   lo  = 128.0 with l in the mantissa               = 128 + l         (lop3: (src & 0x7f) | 0x4300)
       //   sub = 0x4380 with its exponent lsb cleared by t   = t ? 128 : 256   (lop3: (src & 0x80) ^ 0x4380)
       //   lo - sub = l + 128 t - 128 = c - 128                               (one bf16x2 subtraction, exact)
-      // Three ops per pair, and no float -> bf16 conversion (F2FP runs at a fraction of the ALU rate).
+      // Three ops per pair (+ the shift for odd j), and no float -> bf16 conversion (F2FP runs at a fraction of the
+      // ALU rate).
       static_assert(kBits == 8 && Traits::kIsBF16, "only 8-bit codes in bf16 miss the 16-bit magic");
       constexpr int j = kQ % 2;
       const uint32_t src = w[kQ / 2] >> (8 * j);
