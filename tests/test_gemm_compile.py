@@ -95,7 +95,10 @@ def test_bulk_wgmma_compiles_without_serialized_mmas(cache_dir):
     from vllm_humming.tuning.heuristics import KernelChoice
 
     cases = [("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 1, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16),
-             ("w:uint4,s:g64:float16,zp:int", KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), torch.float16)]
+             ("w:uint4,s:g64:float16,zp:int", KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), torch.float16),
+             # 256 rows x 128 tokens: 128 accumulators, one MMA group per k16 step (Cfg::kWgStepGroups); with the
+             # atom-wide fragment double buffer this one serialized
+             ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16)]
     specs = [_spec(format_params(WeightDesc.parse(d)), c, dt, "sm_90a", d) for d, c, dt in cases]
     for art in compile_many(specs):
         assert len(art.cubin) > 1000

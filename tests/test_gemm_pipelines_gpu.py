@@ -217,7 +217,7 @@ def _wgmma_ok():
 
 WGMMA = [KernelChoice(16, 4, 1, 1, 1, 4, mma="wgmma"), KernelChoice(64, 4, 2, 1, 1, 4, mma="wgmma"),
          KernelChoice(128, 4, 1, 1, 1, 3, mma="wgmma"), KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma"),
-         KernelChoice(8, 4, 2, 1, 1, 4, mma="wgmma")]
+         KernelChoice(8, 4, 2, 1, 1, 4, mma="wgmma"), KernelChoice(128, 8, 2, 1, 1, 3, mma="wgmma")]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
@@ -244,7 +244,8 @@ def test_wgmma_formats(desc, m, monkeypatch):
 
 # wgmma math warpgroups in the bulk pipeline (producer warpgroup, persistent stream-K; x by cp.async, swizzled)
 BULK_WGMMA = [KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), KernelChoice(128, 8, 1, 1, 1, 4, "bulk", "wgmma"),
-              KernelChoice(256, 8, 1, 1, 1, 3, "bulk", "wgmma"), KernelChoice(64, 4, 1, 1, 1, 6, "bulk", "wgmma")]
+              KernelChoice(256, 8, 1, 1, 1, 3, "bulk", "wgmma"), KernelChoice(64, 4, 1, 1, 1, 6, "bulk", "wgmma"),
+              KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma")]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
@@ -276,3 +277,14 @@ def test_bulk_wgmma_formats(desc, m, monkeypatch):
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
     choice = BULK_WGMMA[0] if m == 64 else BULK_WGMMA[1]
     _run(desc, 1000, 2048, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", [KernelChoice(128, 8, 2, 1, 1, 3, mma="wgmma"),
+                                    KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma")], ids=lambda c: c.short())
+@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint8,s:g64:float16,zp:int"])
+def test_wgmma_step_groups_formats(choice, desc, monkeypatch):
+    """256 weight rows x 128 tokens per block: 128 accumulators per thread, so one wgmma group per k16 step over two
+    single-step fragment buffers (Cfg::kWgStepGroups) -- every format's dequant through that path."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    _run(desc, 1000, 2048, 257, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)

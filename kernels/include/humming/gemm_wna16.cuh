@@ -416,6 +416,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     if (s < num_stages_total) load_stage_x(s, s);
   });
   static_for<kDist>([&](auto) { cp_async_commit(); });
+#ifdef HUMMING_DEBUG_PDL_RELEASE_AFTER_LOADS
+  if (num_stages_total <= kDist) grid_dependents_launch();   // the prologue issued every load
+#endif
   // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed kMmaInFlight + 1 steps ago with
   // stage it + kDist, compute.
   auto step = [&](int it, int slot, auto buf_) {
@@ -429,6 +432,10 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
       load_stage_w(it + kDist, refill);
       load_stage_x(it + kDist, refill);
+#ifdef HUMMING_DEBUG_PDL_RELEASE_AFTER_LOADS
+      // experiment (HUMMING_DEBUG_DEFINES): release the next launch once this block has issued its last load
+      if (it + kDist == num_stages_total - 1) grid_dependents_launch();
+#endif
     }
     cp_async_commit();
     math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
@@ -471,7 +478,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   math.template wait_mma<0>();
   __syncthreads();
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
-#ifndef HUMMING_DEBUG_PDL_EARLY_RELEASE
+#if !defined(HUMMING_DEBUG_PDL_EARLY_RELEASE) && !defined(HUMMING_DEBUG_PDL_RELEASE_AFTER_LOADS)
   grid_dependents_launch();
 #endif
 

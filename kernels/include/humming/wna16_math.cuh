@@ -47,6 +47,12 @@ struct GemmConfig {
   // the swizzled shared-memory tile -- no ldmatrix, and the tile is read once per 64 weight rows instead of once per
   // 16 (the mma.sync kernels are bound by that shared-memory traffic from 64 tokens up, NOTES.md).
   static constexpr bool kWgmma = kMma_ == kMmaWgmma;
+  // wgmma with 128+ accumulators per thread (kTilesM * kBT >= 256: 256 weight rows x 128 tokens per block, or 128 x
+  // 256): one MMA group per k16 step instead of one per atom, over two single-step fragment buffers (8 * kTilesM
+  // registers instead of 32 * kTilesM) -- the atom-wide double buffer plus 128 accumulators outgrows the register
+  // file, and ptxas then serializes every wgmma (its C7512 warning).  The dequant of step f overlaps the MMAs of
+  // step f - 1 only.
+  static constexpr bool kWgStepGroups = kWgmma && kTilesM * kBT >= 256;
 
   static constexpr int kMathWarps = kWarpsN * kWarpsK;
   static constexpr int kThreads = 32 * kMathWarps;     // the cp.async kernel: every warp loads and computes
@@ -135,7 +141,10 @@ template <class Cfg, class XTile> struct Wna16Math {
   float xsum[Cfg::kAccScale ? kTG : 1][4];
   // wgmma: the dequantized A fragments of one atom, double-buffered -- an atom's MMAs read them asynchronously while
   // the next atom is being dequantized into the other buffer (kBuf of stage() / atom() alternates per stage)
-  uint32_t wg_af[Cfg::kWgmma ? 2 : 1][Cfg::kWgmma ? 4 : 1][Cfg::kWgmma ? Cfg::kTilesM : 1][4];
+  // (Cfg::kWgStepGroups: [2][1] -- the buffer of k16 step f is f % 2, whatever the stage)
+  static constexpr int kWgBufs = Cfg::kWgmma ? 2 : 1;
+  static constexpr int kWgBufSteps = Cfg::kWgStepGroups ? 1 : (Cfg::kWgmma ? 4 : 1);
+  uint32_t wg_af[kWgBufs][kWgBufSteps][Cfg::kWgmma ? Cfg::kTilesM : 1][4];
   T2 const_zero;   // kRawBias + kOffset: the constant zero term of symmetric integer formats
   T2 raw_bias;     // kRawBias: float zero points subtract only the family's bias
   int wn, wk, lane, g;
@@ -341,9 +350,32 @@ template <class Cfg, class XTile> struct Wna16Math {
   // waits (wait_mma) before the stage's slot is refilled, before buffer kBuf is dequantized into again (the MMAs read
   // their A registers asynchronously: overwriting them earlier is undefined, and ptxas does not guard it) and before
   // the accumulators are read.
+  //
+  // Cfg::kWgStepGroups: one group per k16 step instead.  Before step f is dequantized into buffer f % 2, the group
+  // that last read that buffer (step f - 2, or step f + 2 of the previous atom) is waited for -- wgmma_wait<1> leaves
+  // only the newest group, step f - 1, running.  So at most the atom's last step is in flight when this returns, and
+  // the callers' stage-level waits (wait_mma<1>: "the previous stage is done") hold a fortiori.
   template <int kBuf>
   HUMMING_DEVICE void atom_wgmma(const uint32_t (&words)[Cfg::kTilesM][kBits], const T* sx, const T* ss, const T* sz,
                                  int a) {
+    if constexpr (Cfg::kWgStepGroups) {
+      const uint64_t desc0 = wgmma_desc_sw128(sx);   // kAtomsK == 1: the tile is this atom's 64 columns
+      static_for<4>([&](auto f_) {
+        constexpr int f = decltype(f_)::value;
+        auto& af = wg_af[f % 2][0];
+        wgmma_wait<1>();
+        fence_accumulators();
+#pragma unroll
+        for (int tm = 0; tm < Cfg::kTilesM; ++tm) dequant_operand<f>(af[tm], words[tm], ss, sz, a, tm);
+        wgmma_fence();
+#pragma unroll
+        for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+          Wgmma<T, kBT>::mma(reinterpret_cast<float(&)[kBT / 2]>(acc[tm]), af[tm], desc0 + 2 * f);
+        wgmma_commit();
+        fence_accumulators();
+      });
+      return;
+    }
     auto& af = wg_af[kBuf];
     static_for<4>([&](auto f_) {
       constexpr int f = decltype(f_)::value;
