@@ -176,3 +176,36 @@ def test_experiment_knobs_are_validated(monkeypatch):
     assert choose_splits(m64, 6144, 4096, 64, info, 1)[0] == 2
     monkeypatch.setenv("HUMMING_DEBUG_SPLIT_RATIO", "1024")    # a stricter cap: no split
     assert choose_splits(m64, 6144, 4096, 64, info, 1)[0] == 1
+
+
+def test_session7_wide_layers_and_pdl_release(monkeypatch):
+    """Large M on wide layers takes 256-row wgmma blocks (sm_90a only; narrower layers and M <= 128 keep 128 rows);
+    the early PDL release is asked for only when a cp.async grid fills >= 80 % of the resident slots."""
+    import torch
+
+    from vllm_humming.desc import DescError, WeightDesc
+    from vllm_humming.ops.gemm import format_params, kernel_source, pdl_early_release
+    from vllm_humming.tuning.heuristics import WIDE_N
+
+    for bits, group in ((4, 128), (3, 128), (8, 0), (4, 32)):
+        wide = choose_kernel("sm_90a", 1 << 30, bits, group, k=4096, n=28672)
+        assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
+        assert wide in all_choices("sm_90a", bits, group)
+        for narrow in (choose_kernel("sm_90a", 1 << 30, bits, group, k=4096, n=6144),
+                       choose_kernel("sm_90a", 1 << 30, bits, group, k=4096, n=0),
+                       choose_kernel("sm_90a", 128, bits, group, k=4096, n=28672)):
+            assert narrow.tiles_m == 1 and narrow.block_n == 128
+        assert choose_kernel("sm_90a", 1 << 30, bits, group, n=WIDE_N - 16).tiles_m == 1
+        assert not choose_kernel("sm_89", 1 << 30, bits, group, k=4096, n=28672).wgmma
+    assert pdl_early_release(896, 924) and pdl_early_release(768, 924) and pdl_early_release(740, 924)
+    assert not pdl_early_release(512, 924) and not pdl_early_release(738, 924)
+    monkeypatch.setenv("HUMMING_PDL_EARLY_RELEASE", "1")
+    assert pdl_early_release(1, 924)
+    monkeypatch.setenv("HUMMING_PDL_EARLY_RELEASE", "0")
+    assert not pdl_early_release(924, 924)
+    monkeypatch.setenv("HUMMING_PDL_EARLY_RELEASE", "early")
+    with pytest.raises(DescError, match="HUMMING_PDL_EARLY_RELEASE"):
+        pdl_early_release(1, 1)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    _, src = kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 4), torch.bfloat16)
+    assert "int atoms_per_split, int flags)" in src and "K64, atoms_per_split, flags);" in src

@@ -128,8 +128,10 @@ def kernel_family(desc: WeightDesc, act: Optional[ActDesc] = None) -> str:
 
 # ---------------------------------------------------------------------------------------------------- codegen
 _ARGS = ("x", "w", "gscale", "gzero", "chscale", "tscale", "bias", "y", "ws", "tickets",
-         "M", "N", "K", "N16", "K64", "atoms_per_split")
-_ARG_TYPES = ("ptr",) * 10 + ("i32",) * 6
+         "M", "N", "K", "N16", "K64", "atoms_per_split", "flags")
+_ARG_TYPES = ("ptr",) * 10 + ("i32",) * 7
+# kernel `flags` bits (gemm_wna16.cuh)
+FLAG_PDL_EARLY_RELEASE = 1
 
 
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
@@ -143,7 +145,7 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
     elif choice.direct:
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
     else:
-        header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split", "wna16"
+        header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
     name = f"humming_{tag}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
     # HUMMING_DEBUG_DEFINES=A,B: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone);
     # they are part of the source, hence of the cache key
@@ -167,7 +169,7 @@ using Cfg = {cfg};
 extern "C" __global__ void __launch_bounds__({bounds}) {name}(
     const Cfg::T* x, const uint32_t* w, const Cfg::T* gscale, const Cfg::T* gzero, const float* chscale,
     const float* tscale, const Cfg::T* bias, Cfg::T* y, float* ws, int* tickets, int M, int N, int K, int N16,
-    int K64, int atoms_per_split) {{
+    int K64, int atoms_per_split, int flags) {{
   humming::{entry}<Cfg>(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64{extra});
 }}
 """
@@ -181,6 +183,20 @@ def pdl_enabled() -> bool:
     if v not in ("0", "1"):
         raise DescError(f"HUMMING_PDL must be 0 or 1, got {v!r}")
     return v == "1"
+
+
+def pdl_early_release(blocks: int, slots: int) -> bool:
+    """Whether a cp.async GEMM grid releases the next PDL launch right after its own griddepcontrol.wait instead of
+    after its main loop (gemm_wna16.cuh, kFlagPdlEarlyRelease): when the grid fills at least 80 % of the resident
+    block slots.  H200, int4 M=1 (results/h200-2026-11-30-s7/): 28672x4096 (896 blocks / 924 slots) 25.4 -> 22.9 us,
+    6144x4096 (768 / 924) 9.6 -> 8.8 us, but 4096x14336 (512 / 924) 14.2 -> 16.8 us -- the early blocks of the next
+    grid wait on the free slots beside this grid's warps.  $HUMMING_PDL_EARLY_RELEASE = 0 / 1 overrides (experiments)."""
+    v = os.environ.get("HUMMING_PDL_EARLY_RELEASE", "auto").strip()
+    if v not in ("auto", "0", "1"):
+        raise DescError(f"HUMMING_PDL_EARLY_RELEASE must be auto, 0 or 1, got {v!r}")
+    if v != "auto":
+        return v == "1"
+    return 5 * blocks >= 4 * slots
 
 
 def _spec(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype, arch: str, desc: str = ""):
@@ -205,7 +221,7 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
         if lo >= prefill_m:
             break
         lo = b + 1
-        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k)
+        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n)
         if c in seen:
             continue
         seen.add(c)
@@ -371,7 +387,7 @@ class GemmLayer:
                                 f"{bucket}: {why}")
             return c
         return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode != 0,
-                             self.info.sms, k=self.k)
+                             self.info.sms, k=self.k, n=self.n)
 
     def _kernel_buckets(self):
         """M buckets served by the GEMM kernel (the rest take the prefill path)."""
@@ -481,12 +497,17 @@ class GemmLayer:
                       ptr(self.bias))
             tail = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
             # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the stream
-            values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per)
+            flags = 0
+            if not c.bulk and not c.direct and not c.wgmma and \
+                    pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], self.info.sms * bk.blocks_per_sm):
+                flags |= FLAG_PDL_EARLY_RELEASE
+            values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per, flags)
             bound = bk.launcher.bind(launch_grid, c.threads, bk.smem, values, varying=(0, 7))
             plan = (bound, c.bulk, ws, self._tickets)
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
-                      f"{'stream-K' if c.bulk else 'splits=' + str(splits)}")
+                      f"{'stream-K' if c.bulk else 'splits=' + str(splits)}"
+                      f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}")
             self._plans[m] = plan
         return plan
 

@@ -65,11 +65,14 @@ class KernelChoice:
     def min_blocks(self) -> int:
         """__launch_bounds__ minimum resident blocks per SM (0: none).  wgmma kernels are latency-bound per stage,
         so they get a register budget that leaves room for two or more blocks: accumulators (tiles_m * bt / 2),
-        the double-buffered A fragments (32 * tiles_m) and ~24 registers of addressing must fit."""
+        the double-buffered A fragments (32 * tiles_m; 8 * tiles_m with one MMA group per k16 step, which the
+        kernel uses from 128 accumulators up: wna16_math.cuh kWgStepGroups) and ~24 registers of addressing must
+        fit."""
         if not self.wgmma or self.bulk:
             # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none)
             return 0
-        need = self.tiles_m * self.bt // 2 + 32 * self.tiles_m + 24
+        frags = (8 if self.tiles_m * self.bt >= 256 else 32) * self.tiles_m
+        need = self.tiles_m * self.bt // 2 + frags + 24
         return max(1, min(4, 65536 // (self.threads * need)))
 
     @property
@@ -194,6 +197,8 @@ def arch_info(arch: str, sms: int = 0) -> ArchInfo:
 M_BUCKETS = (8, 16, 32, 64, 128, 1 << 30)
 # split-K partial sums of a wgmma call stay under this many bytes (they live in L2, 60 MB on an H200)
 WGMMA_PARTIAL_BYTES = 24 << 20
+# N from which a layer counts as wide for the large-M choice (choose_kernel)
+WIDE_N = 16384
 
 
 def default_prefill_m(arch: str) -> int:
@@ -278,13 +283,13 @@ def _has_bulk(arch: str) -> bool:
 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
-                  k: int = 0, pipeline: str = "") -> KernelChoice:
+                  k: int = 0, pipeline: str = "", n: int = 0) -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
-    33 tokens up -- when K allows it (``k``: the layer's K; 0 = any);
+    33 tokens up -- when K allows it (``k``: the layer's K; 0 = any; ``n``: its N, 0 = any);
     "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16.  Both are correct on the H200
     but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
@@ -311,6 +316,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             if bucket <= 64:
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
+                if bucket > 128 and n >= WIDE_N:
+                    # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
+                    # group per k16 step) halve the activation re-reads; 28672x4096 int4 M=256 112.6 vs 125.1 us, but
+                    # 6144 / 4096 rows lose 3-7 % (too few tiles) -- session-7 sweep, results/h200-2026-11-30-s7/
+                    cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 cands += [KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma"), KernelChoice(128, 8, 1, 1, 1, 3, mma="wgmma")]
         if bucket <= 8:
             if bits >= 8:
@@ -372,7 +382,9 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     # (HUMMING_DEBUG_SPLIT_RATIO, experiments: the 128 below; smaller allows more partial traffic)
     ratio = int(os.environ.get("HUMMING_DEBUG_SPLIT_RATIO", "128"))
     traffic_cap = max(1, (k * bits) // (ratio * max(1, m)))
-    splits = max(1, min(slots // base, k_atoms // min_atoms, traffic_cap, 16))
+    # (HUMMING_DEBUG_MAX_SPLITS, experiments: the 16 below)
+    max_splits = int(os.environ.get("HUMMING_DEBUG_MAX_SPLITS", "16"))
+    splits = max(1, min(slots // base, k_atoms // min_atoms, traffic_cap, max_splits))
     per = -(-k_atoms // splits)
     per = -(-per // choice.atoms_k) * choice.atoms_k
     return -(-k_atoms // per), per
@@ -381,12 +393,13 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
     """Every choice the heuristics can emit for this (arch, bits, group, zero), under either pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage)."""
+    column, never a multiple of a two-atom stage), for any N and for a wide one (WIDE_N)."""
     seen = []
     for pipeline in PIPELINES:
         for b in M_BUCKETS:
             for k in (0, 64):
-                c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline)
-                if c not in seen:
-                    seen.append(c)
+                for n in (0, WIDE_N):
+                    c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n)
+                    if c not in seen:
+                        seen.append(c)
     return seen

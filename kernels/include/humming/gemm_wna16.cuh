@@ -227,6 +227,10 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
 //   y        [M, N]                 output (T)
 //   ws       [splits][m_tiles*kBT][N16] float32 split-K partials (null when gridDim.z == 1)
 //   tickets  [m_tiles * n_tiles] int32, zero between calls (null when gridDim.z == 1)
+//   flags    kFlagPdlEarlyRelease: release the next PDL launch right after griddepcontrol.wait instead of after the
+//            main loop (the host sets it when this grid fills the resident block slots -- see GemmLayer._plan)
+constexpr int kFlagPdlEarlyRelease = 1;
+
 template <class Cfg>
 __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
                                            const typename Cfg::T* __restrict__ gscale,
@@ -234,7 +238,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
                                            const float* __restrict__ chscale, const float* __restrict__ tscale,
                                            const typename Cfg::T* __restrict__ bias, typename Cfg::T* __restrict__ y,
                                            float* __restrict__ ws, int* __restrict__ tickets, int M, int N, int K,
-                                           int N16, int K64, int atoms_per_split) {
+                                           int N16, int K64, int atoms_per_split, int flags) {
 #if defined(__CUDA_ARCH__) && !HUMMING_HAS_WGMMA
   static_assert(!Cfg::kWgmma, "wgmma kernels compile for sm_90a only (wgmma.cuh); the heuristics never pick one elsewhere");
 #endif
@@ -405,20 +409,19 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     if (s < num_stages_total) load_stage_w(s, s);
   });
   grid_dependency_wait();
-#ifdef HUMMING_DEBUG_PDL_EARLY_RELEASE
-  // experiment (HUMMING_DEBUG_DEFINES): let the next launch start as soon as this grid has waited, as upstream does,
-  // instead of after the main loop.  Always memory-safe -- the dependent's own wait is for this grid's completion --
-  // it only changes when its blocks may take free SM slots.
-  grid_dependents_launch();
-#endif
+  // When the next PDL launch may start: memory-safe either way (its own wait is for this grid's completion); it only
+  // decides when its blocks may take SM slots and start their weight prefetch.  Early (right here) hides this grid's
+  // tail -- the split-K reductions, the last blocks -- behind the next kernel's prologue: 28672x4096 M=1 25.4 ->
+  // 22.9 us on the H200.  But blocks that arrive early sit in griddepcontrol.wait on free slots next to this grid's
+  // warps, and where the grid leaves many slots free that cost more than it hid (4096x14336 M=1, 512 blocks for 924
+  // slots: 14.2 -> 16.8 us).  So the host asks for it only when the grid fills the slots (flags).
+  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
+  if (release_early) grid_dependents_launch();
   static_for<kDist>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
     if (s < num_stages_total) load_stage_x(s, s);
   });
   static_for<kDist>([&](auto) { cp_async_commit(); });
-#ifdef HUMMING_DEBUG_PDL_RELEASE_AFTER_LOADS
-  if (num_stages_total <= kDist) grid_dependents_launch();   // the prologue issued every load
-#endif
   // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed kMmaInFlight + 1 steps ago with
   // stage it + kDist, compute.
   auto step = [&](int it, int slot, auto buf_) {
@@ -432,10 +435,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
       load_stage_w(it + kDist, refill);
       load_stage_x(it + kDist, refill);
-#ifdef HUMMING_DEBUG_PDL_RELEASE_AFTER_LOADS
-      // experiment (HUMMING_DEBUG_DEFINES): release the next launch once this block has issued its last load
-      if (it + kDist == num_stages_total - 1) grid_dependents_launch();
-#endif
     }
     cp_async_commit();
     math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
@@ -478,9 +477,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   math.template wait_mma<0>();
   __syncthreads();
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
-#if !defined(HUMMING_DEBUG_PDL_EARLY_RELEASE) && !defined(HUMMING_DEBUG_PDL_RELEASE_AFTER_LOADS)
-  grid_dependents_launch();
-#endif
+  if (!release_early) grid_dependents_launch();
 
   // ---------------------------------------------------------------------------------------- intra-block K reduction
   math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
