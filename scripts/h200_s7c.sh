@@ -3,13 +3,8 @@
 # so every GPU suite and the e2e fixtures again; then the PDL rule against forced on / off and 32 splits, the 256-row
 # M=256 choice for the other formats, and ncu stall reasons of the M=256 and M=1 kernels on 28672x4096.
 . scripts/h200_setup.sh
-step 260 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_ops_gpu.py \
-  tests/test_prefill_chunks.py tests/test_dequant_weight.py tests/test_jit_gpu.py -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
-grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
-if [ -d .shared_fixtures ]; then
-  HUMMING_FIXTURES=$PWD/.shared_fixtures step 70 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
-    >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | cut -c1-90 | tail -8
-fi
+gpu_suites 260
+e2e_fixtures
 step 100 python3 scripts/exp_variants.py --ms 1,16 \
   --variants ";HUMMING_PDL_EARLY_RELEASE=0;HUMMING_PDL_EARLY_RELEASE=1;HUMMING_DEBUG_MAX_SPLITS=32;HUMMING_DEBUG_MAX_SPLITS=32,HUMMING_PDL_EARLY_RELEASE=0" \
   >"$OUT/exp_pdl.log" 2>&1; tail -6 "$OUT/exp_pdl.log"
