@@ -415,8 +415,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // 22.9 us on the H200.  But blocks that arrive early sit in griddepcontrol.wait on free slots next to this grid's
   // warps, and where the grid leaves many slots free that cost more than it hid (4096x14336 M=1, 512 blocks for 924
   // slots: 14.2 -> 16.8 us).  So the host asks for it only when the grid fills the slots (flags).
-  // (wgmma kernels never get the flag: measured no gain at M = 64 / 256; compiled out so their code stays as it was)
-  const bool release_early = !Cfg::kWgmma && (flags & kFlagPdlEarlyRelease) != 0;
+  // (the host never sets it for wgmma kernels: no gain measured at M = 64 / 256)
+  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
   if (release_early) grid_dependents_launch();
   static_for<kDist>([&](auto s_) {
     constexpr int s = decltype(s_)::value;
