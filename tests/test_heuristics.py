@@ -209,3 +209,22 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
     fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
     _, src = kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 4), torch.bfloat16)
     assert "int atoms_per_split, int flags)" in src and "K64, atoms_per_split, flags);" in src
+
+
+def test_split_knobs_reject_bad_values(monkeypatch):
+    """HUMMING_DEBUG_SPLIT_RATIO / HUMMING_DEBUG_MAX_SPLITS: a bad value is an error naming the variable and the range;
+    MAX_SPLITS caps the mma.sync split count (default 32)."""
+    info = arch_info("sm_90a", 132)
+    m1 = choose_kernel("sm_90a", 1, 4, 128)
+    assert choose_splits(m1, 4096, 14336, 1, info, 7)[0] == 28
+    monkeypatch.setenv("HUMMING_DEBUG_MAX_SPLITS", "16")
+    assert choose_splits(m1, 4096, 14336, 1, info, 7)[0] == 16
+    for name in ("HUMMING_DEBUG_MAX_SPLITS", "HUMMING_DEBUG_SPLIT_RATIO"):
+        for bad in ("0", "-3", "x", "1e3"):
+            monkeypatch.setenv(name, bad)
+            with pytest.raises(ValueError, match=name):
+                choose_splits(m1, 4096, 14336, 1, info, 7)
+        monkeypatch.delenv(name)
+    assert KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma").wgmma_step_groups
+    assert not KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma").wgmma_step_groups
+    assert not KernelChoice(128, 4, 2, 1, 1, 3).wgmma_step_groups

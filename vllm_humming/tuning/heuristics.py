@@ -58,6 +58,12 @@ class KernelChoice:
             raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
 
     @property
+    def wgmma_step_groups(self) -> bool:
+        """wgmma with 128+ accumulators per thread: one MMA group per k16 step over two single-step fragment buffers
+        (the kernel's rule: wna16_math.cuh, GemmConfig::kWgStepGroups)."""
+        return self.wgmma and self.tiles_m * self.bt >= 256
+
+    @property
     def wgmma(self) -> bool:
         return self.mma == "wgmma"
 
@@ -71,7 +77,7 @@ class KernelChoice:
         if not self.wgmma or self.bulk:
             # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none)
             return 0
-        frags = (8 if self.tiles_m * self.bt >= 256 else 32) * self.tiles_m
+        frags = (8 if self.wgmma_step_groups else 32) * self.tiles_m
         need = self.tiles_m * self.bt // 2 + frags + 24
         return max(1, min(4, 65536 // (self.threads * need)))
 
@@ -353,6 +359,16 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
 
 
+def _env_int(name: str, default: int, lo: int, hi: int) -> int:
+    """An integer experiment knob from the environment, lo..hi; anything else is an error naming it."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not lo <= int(raw) <= hi:
+        raise ValueError(f"{name} must be an integer {lo}..{hi}, got {raw!r}")
+    return int(raw)
+
+
 def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
                   bits: int = 4) -> Tuple[int, int]:
     """(splits, atoms per split) for a call.
@@ -380,11 +396,11 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     min_atoms = 2 * choice.atoms_k
     # fp32 partials (written and read once each) stay under half of the weight bytes
     # (HUMMING_DEBUG_SPLIT_RATIO, experiments: the 128 below; smaller allows more partial traffic)
-    ratio = int(os.environ.get("HUMMING_DEBUG_SPLIT_RATIO", "128"))
+    ratio = _env_int("HUMMING_DEBUG_SPLIT_RATIO", 128, 1, 1 << 20)
     traffic_cap = max(1, (k * bits) // (ratio * max(1, m)))
     # At most 32 splits (HUMMING_DEBUG_MAX_SPLITS, experiments).  16 left 4096x14336 M=1 at 512 blocks for 924
     # slots; 28 splits fill them and enable the early PDL release there: 14.5 -> 13.4 us (session 7, H200)
-    max_splits = int(os.environ.get("HUMMING_DEBUG_MAX_SPLITS", "32"))
+    max_splits = _env_int("HUMMING_DEBUG_MAX_SPLITS", 32, 1, 256)
     splits = max(1, min(slots // base, k_atoms // min_atoms, traffic_cap, max_splits))
     per = -(-k_atoms // splits)
     per = -(-per // choice.atoms_k) * choice.atoms_k
