@@ -288,3 +288,69 @@ def test_wgmma_step_groups_formats(choice, desc, monkeypatch):
     single-step fragment buffers (Cfg::kWgStepGroups) -- every format's dequant through that path."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
     _run(desc, 1000, 2048, 257, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
+# the cp.async kernel under the stream-K schedule (KernelChoice.stream_k: persistent grid, contiguous unit ranges)
+STREAM_K = [KernelChoice(8, 4, 2, 1, 1, 4, stream_k=True), KernelChoice(16, 8, 2, 2, 2, 3, stream_k=True),
+            KernelChoice(32, 8, 1, 2, 2, 4, stream_k=True), KernelChoice(64, 4, 2, 1, 1, 3, stream_k=True)]
+STREAM_K_WGMMA = [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", stream_k=True),
+                  KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma", stream_k=True),
+                  KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True)]
+
+
+def _stream_k_cases():
+    cases = [pytest.param(c, id=c.short()) for c in STREAM_K]
+    cases += [pytest.param(c, id=c.short(), marks=pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a"))
+              for c in STREAM_K_WGMMA]
+    return cases
+
+
+@pytest.mark.parametrize("choice", _stream_k_cases())
+@pytest.mark.parametrize("m", [1, 17, 64, 257])
+def test_stream_k_int4_shapes(choice, m, monkeypatch):
+    """Several token tiles, token rows past M, K tails (1088: 17 atoms, an odd number of two-atom stages; 8200: a
+    zero-filled partial atom), N not a multiple of the block's rows, tiles split across blocks."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.parametrize("choice", _stream_k_cases())
+@pytest.mark.parametrize("blocks", [1, 3, 7, 1000])
+def test_stream_k_grid_sizes(choice, blocks, monkeypatch):
+    """One block walks every tile (a ring restart per tile), tiles split 2-3 ways at odd points, more slots than
+    units (one unit per block); blocks_per_sm is >= 1, so grid_cap SMs give at least that many blocks."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1088, 3, choice, grid_cap=blocks)
+    _run("w:uint4b8,s:g128:bfloat16", 520, 1024, 200, choice, grid_cap=blocks)
+
+
+@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint8,s:g64:float16,zp:int"])
+@pytest.mark.parametrize("choice", _stream_k_cases()[:2] + _stream_k_cases()[-2:])
+def test_stream_k_formats(desc, choice, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    m = {8: 5, 16: 16, 64: 64, 128: 200}[choice.bt]
+    _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
+def test_stream_k_cuda_graph_replay():
+    """Tickets reset by the last contributor: graph replays give the eager result bit for bit."""
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(3000, 4096, device="cuda") * 0.05, desc, name="graph_sk")
+    layer = GemmLayer(qw, None, torch.bfloat16, choices={8: STREAM_K[0]})
+    x = torch.randn(3, 4096, device="cuda", dtype=torch.bfloat16)
+    y0 = layer(x).clone()
+    out = torch.empty_like(y0)
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        layer(x, out=out)
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        layer(x, out=out)
+    for _ in range(3):
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, y0)

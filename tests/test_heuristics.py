@@ -228,3 +228,24 @@ def test_split_knobs_reject_bad_values(monkeypatch):
     assert KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma").wgmma_step_groups
     assert not KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma").wgmma_step_groups
     assert not KernelChoice(128, 4, 2, 1, 1, 3).wgmma_step_groups
+
+
+def test_stream_k_choice_names_and_source():
+    """The stream-K schedule is part of the choice's name ("_sk" after the stages), of the generated entry and of the
+    kernel name (it is a different kernel); other pipelines refuse it."""
+    import torch
+    from vllm_humming.desc import WeightDesc
+    from vllm_humming.ops.gemm import format_params, kernel_source
+
+    c = KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True)
+    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma" and KernelChoice.parse(c.short()) == c
+    d = KernelChoice(8, 4, 2, 1, 1, 4, stream_k=True)
+    assert d.short() == "bt8_wn4_tm2_wk1_ak1_s4_sk" and KernelChoice.parse(d.short()) == d
+    assert KernelChoice.parse("bt8_wn4_tm2_wk1_ak1_s4") == KernelChoice(8, 4, 2, 1, 1, 4)
+    with pytest.raises(ValueError, match="stream_k"):
+        KernelChoice(8, 4, 2, 1, 2, 8, "bulk", stream_k=True)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    name_sk, src_sk = kernel_source(fp, d, torch.bfloat16)
+    name, src = kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 4), torch.bfloat16)
+    assert "humming::gemm_wna16<Cfg, true>(x, w," in src_sk and "humming::gemm_wna16<Cfg>(x, w," in src
+    assert name_sk != name

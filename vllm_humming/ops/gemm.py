@@ -146,6 +146,10 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
+        if choice.stream_k:
+            entry, tag = "gemm_wna16<Cfg, true>", "wna16sk"
+    if "<" not in entry:
+        entry += "<Cfg>"
     name = f"humming_{tag}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
     # HUMMING_DEBUG_DEFINES=A,B: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone);
     # they are part of the source, hence of the cache key
@@ -170,7 +174,7 @@ extern "C" __global__ void __launch_bounds__({bounds}) {name}(
     const Cfg::T* x, const uint32_t* w, const Cfg::T* gscale, const Cfg::T* gzero, const float* chscale,
     const float* tscale, const Cfg::T* bias, Cfg::T* y, float* ws, int* tickets, int M, int N, int K, int N16,
     int K64, int atoms_per_split, int flags) {{
-  humming::{entry}<Cfg>(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64{extra});
+  humming::{entry}(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64{extra});
 }}
 """
     return name, src
@@ -469,10 +473,10 @@ class GemmLayer:
             c = bk.choice
             m_tiles = -(-m // c.bt)
             n_tiles = -(-self.n16 // c.block_n)
-            if c.bulk:
+            if c.bulk or c.stream_k:
                 # persistent stream-K: one block per resident slot (at most one per stage of work); every split
                 # tile's contributors park fp32 partials in two workspace slots per block
-                units = m_tiles * n_tiles * (self.k64 // c.block_k)
+                units = m_tiles * n_tiles * -(-self.k64 // c.block_k)
                 grid = min(units, self.info.sms * bk.blocks_per_sm)
                 ws_numel = grid * 2 * c.bt * c.block_n
                 splits, per = grid, 0
@@ -506,7 +510,7 @@ class GemmLayer:
             plan = (bound, c.bulk, ws, self._tickets)
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
-                      f"{'stream-K' if c.bulk else 'splits=' + str(splits)}"
+                      f"{'stream-K' if c.bulk or c.stream_k else 'splits=' + str(splits)}"
                       f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}")
             self._plans[m] = plan
         return plan

@@ -38,6 +38,10 @@ class KernelChoice:
     # memory and a cp.async kernel with warp-private rings -- commits 731b21d / 8be6b74, NOTES.md.)
     pipeline: str = "cp_async"
     mma: str = "sync"
+    # cp_async only: a persistent grid (one block per resident slot) where block b owns a contiguous range of (tile,
+    # stage) units -- stream-K -- instead of a (token tiles, row tiles, K splits) grid (gemm_wna16.cuh,
+    # StreamKSchedule).  Short name: "_sk" after the stages.
+    stream_k: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -56,6 +60,9 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
         if self.pipeline == "direct" and self.warps_k != 1:
             raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
+        if self.stream_k and self.pipeline != "cp_async":
+            raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
+                             f"got pipeline {self.pipeline!r}")
 
     @property
     def wgmma_step_groups(self) -> bool:
@@ -150,27 +157,34 @@ class KernelChoice:
     @classmethod
     def parse(cls, short: str) -> "KernelChoice":
         """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk");
-        a trailing ``_wgmma`` selects the wgmma instruction."""
+        a trailing ``_wgmma`` selects the wgmma instruction, ``_sk`` after the stages the stream-K schedule."""
         parts = short.strip().split("_")
         mma = "sync"
         if parts and parts[-1] == "wgmma":
             mma = "wgmma"
             parts = parts[:-1]
         pipeline = parts[-1] if parts and parts[-1] in PIPELINES else "cp_async"
+        if pipeline != "cp_async":
+            parts = parts[:-1]
+        stream_k = bool(parts) and parts[-1] == "sk"
+        if stream_k:
+            parts = parts[:-1]
         fields = {}
-        for p in parts[:-1] if pipeline != "cp_async" else parts:
+        for p in parts:
             key = p.rstrip("0123456789")
             if not key or key == p or key in fields:
                 raise ValueError(f"not a KernelChoice short name: {short!r} (e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk)")
             fields[key] = int(p[len(key):])
         try:
-            return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma)
+            return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
+                       stream_k)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
-        return base + ("" if self.pipeline == "cp_async" else "_" + self.pipeline) + ("_wgmma" if self.wgmma else "")
+        return (base + ("_sk" if self.stream_k else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
+                + ("_wgmma" if self.wgmma else ""))
 
 
 @dataclass(frozen=True)

@@ -216,6 +216,114 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   if (threadIdx.x == 0) tickets[ticket_id] = 0;
 }
 
+// Stream-K schedule of a persistent grid (KernelChoice.stream_k): U = tiles x units_per_tile units (a unit = one
+// stage of kAtomsK atom columns; tiles ordered token tile fastest, then weight-row tile), block b of G owns the units
+// [range_start(b), range_start(b + 1)).  Every block streams the same number of weight bytes (+-1 stage), so a tile
+// count that does not divide into the resident slots (28672x4096 at M=256: 224 tiles of 128 x 256 on 132 SMs) leaves
+// no SM idle for the last partial wave.
+struct StreamKSchedule {
+  int m_tiles, units_per_tile;
+  long long units, blocks;
+  __device__ __forceinline__ StreamKSchedule(int m_tiles_, int n_tiles, int units_per_tile_)
+      : m_tiles(m_tiles_), units_per_tile(units_per_tile_), units((long long)m_tiles_ * n_tiles * units_per_tile_),
+        blocks(gridDim.x) {}
+  __device__ __forceinline__ long long range_start(long long b) const { return b * units / blocks; }
+  // the block whose range holds unit u: the largest b with range_start(b) <= u, i.e. b * U < (u + 1) * G
+  __device__ __forceinline__ long long block_of(long long u) const { return ((u + 1) * blocks - 1) / units; }
+};
+
+// The end of one stream-K segment (the accumulators hold units of `tile` from this block's range, after the
+// intra-block K reduction).  `whole`: the segment is the whole tile -- write y.  Otherwise the block parks its fp32
+// partial tile in ws [G][2][kBT * kBN] at (block, slot) -- slot 0 for the block's first segment, 1 for its last (a
+// middle segment always covers a whole tile) -- and takes the tile's ticket; the last contributor to arrive sums the
+// contributors' partials in block order (deterministic), writes y and resets the ticket (zero between calls: CUDA-graph
+// replays need no memset).  Contributors: the blocks b_lo .. b_hi whose ranges meet the tile; all but b_lo start
+// inside it (slot 0), b_lo's partial is in slot 1 when its range began in an earlier tile.  Called by every thread;
+// returns with the shared memory free for the next segment's ring.
+template <class Cfg, class Math>
+__device__ __forceinline__ void streamk_end_segment(const Math& math, const StreamKSchedule& sched,
+                                                    typename Cfg::T* __restrict__ y, float* __restrict__ ws,
+                                                    int* __restrict__ tickets, const float* __restrict__ chscale,
+                                                    const float* __restrict__ tscale,
+                                                    const typename Cfg::T* __restrict__ bias, int M, int N, int m0,
+                                                    int n0, int tile, bool whole, int slot, float* stile) {
+  using T = typename Cfg::T;
+  constexpr int kBT = Cfg::kBT;
+  constexpr int kBN = Cfg::kBN;
+  constexpr int kTile = kBT * kBN;
+  constexpr int kVecsPerRow = kBN / 4;
+  const int vecs = min(kBT, M - m0) * kVecsPerRow;
+  float* mine = ws + ((size_t)blockIdx.x * 2 + slot) * kTile;
+  if constexpr (Cfg::kWgmma) {
+    // stage the tile in shared memory (see splitk_epilogue), then y or the partial as float4 runs along N
+    constexpr int kLd = EpilogueTile<Cfg>::kLd;
+    math.for_each_output([&](int mr, int nr, float v) { stile[mr * kLd + nr] = v; });
+    __syncthreads();
+    if (whole) {
+      write_y_from_tile<Cfg>(stile, y, chscale, tscale, bias, M, N, m0, n0);
+      __syncthreads();
+      return;
+    }
+#pragma unroll 1
+    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+      __stcg(reinterpret_cast<float4*>(mine + r * kBN + c), *reinterpret_cast<const float4*>(stile + r * kLd + c));
+    }
+  } else {
+    if (whole) {
+      if (math.wk == 0) {
+        math.for_each_output([&](int mr, int nr, float v) {
+          const int n = n0 + nr, m = m0 + mr;
+          if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
+        });
+      }
+      __syncthreads();   // the K reduction's scratch (the ring) is refilled by the next segment
+      return;
+    }
+    if (math.wk == 0) {
+      math.for_each_output([&](int mr, int nr, float v) {
+        if (m0 + mr < M) __stcg(mine + mr * kBN + nr, v);   // rows past M are never read back
+      });
+    }
+  }
+  // the ticket: the same fence protocol as splitk_epilogue
+  __syncthreads();
+  __shared__ int is_last;
+  const long long tile_first = (long long)tile * sched.units_per_tile;
+  const long long b_lo = sched.block_of(tile_first);
+  const long long b_hi = sched.block_of(tile_first + sched.units_per_tile - 1);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const int prev = atomicAdd(tickets + tile, 1);
+    is_last = (prev == (int)(b_hi - b_lo));
+    if (is_last) __threadfence();
+  }
+  __syncthreads();
+  if (is_last) {
+    const int nb = (int)(b_hi - b_lo) + 1;
+    const float* part = ws + (size_t)b_lo * 2 * kTile;    // block b_lo + j, slot s: part + (2 * j + s) * kTile
+    const float* first = part + (sched.range_start(b_lo) >= tile_first ? 0 : kTile);
+#pragma unroll 1
+    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+      const int e = r * kBN + c;
+      float4 sum = __ldcg(reinterpret_cast<const float4*>(first + e));
+#pragma unroll 1
+      for (int j = 1; j < nb; ++j) {   // block order: deterministic
+        const float4 t = __ldcg(reinterpret_cast<const float4*>(part + (size_t)2 * j * kTile + e));
+        sum.x += t.x; sum.y += t.y; sum.z += t.z; sum.w += t.w;
+      }
+      const int m = m0 + r, n = n0 + c;
+      const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (n + q < N) y[(size_t)m * N + n + q] = from_float<T>(epilogue_value(vals[q], n + q, chscale, tscale, bias));
+    }
+    if (threadIdx.x == 0) tickets[tile] = 0;
+  }
+  __syncthreads();   // is_last and the shared memory are reused by the next segment
+}
+
 // Kernel arguments (raw pointers; all tensors contiguous).
 //   x        [M, K]                 activations (T)
 //   w        [K64/64][N16/16][atom] packed weight (layout.cuh)
@@ -231,7 +339,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
 //            main loop (the host sets it when this grid fills the resident block slots -- see GemmLayer._plan)
 constexpr int kFlagPdlEarlyRelease = 1;
 
-template <class Cfg>
+template <class Cfg, bool kStreamK = false>
 __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
                                            const typename Cfg::T* __restrict__ gscale,
                                            const typename Cfg::T* __restrict__ gzero,
@@ -266,124 +374,16 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   const int wn = warp % Cfg::kWarpsN;
   const int wk = warp / Cfg::kWarpsN;
 
-  const int m0 = blockIdx.x * kBT;             // first token of the block
-  const int n_atom0 = blockIdx.y * (kBN / 16);  // first atom row of the block
-  const int n0 = n_atom0 * 16;
   const int n_atoms = N16 / 16;
   const int k_atoms = K64 / 64;
-  const int split = blockIdx.z;
-  const int ka_begin = split * atoms_per_split;
-  const int ka_end = min(k_atoms, ka_begin + atoms_per_split);
-  const int num_stages_total = ka_end > ka_begin ? ceil_div(ka_end - ka_begin, Cfg::kAtomsK) : 0;
   const int num_groups = Cfg::kGroup ? ceil_div(K64, Cfg::kGroup) : 0;
+  const int tid = threadIdx.x;
+  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
 
   auto stage_w = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage + Smem::kOffW); };
   auto stage_x = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffX); };
   auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffS); };
   auto stage_z = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffZ); };
-
-  // ---------------------------------------------------------------------------------------- global -> shared
-  // Copy plan, fixed per thread for the whole K loop: which 16-byte chunks of each stage this thread moves.  Every
-  // per-stage address is then a base plus the stage's K offset, so the loads cost a few instructions per chunk.
-  //   W : kAtomsK atom columns x (kBN/16) atoms, each atom column one contiguous run of kChunksPerCol chunks.
-  //   x : kBT rows x kBK/8 chunks; kThreads is a multiple of the chunks per row, so a thread's chunk column is fixed
-  //       and its rows step by kThreads / (kBK/8).  Chunks are XOR-swizzled by row (ldmatrix then hits 8 banks).
-  constexpr int kWChunksPerCol = (kBN / 16) * kAtomWords / 4;
-  constexpr int kWChunks = Cfg::kAtomsK * kWChunksPerCol;
-  constexpr int kWIters = ceil_div(kWChunks, kThreads);
-  constexpr int kXChunksPerRow = kBK / 8;
-  static_assert(kThreads % kXChunksPerRow == 0, "x copy plan: threads cover whole chunk columns");
-  constexpr int kXRowStep = kThreads / kXChunksPerRow;
-  constexpr int kXIters = ceil_div(kBT, kXRowStep);
-  const int tid = threadIdx.x;
-  const size_t w_col_stride = (size_t)n_atoms * kAtomWords;          // words between atom columns
-  // Loop-carried source pointers, advanced by one stage per load: the per-chunk work in the K loop is one 64-bit add,
-  // a predicate and the cp.async.
-  const uint32_t* w_src[kWIters];
-  int w_col[kWIters];         // atom column inside the stage
-  bool w_ok[kWIters];         // chunk exists and its atom row is inside N
-#pragma unroll
-  for (int i = 0; i < kWIters; ++i) {
-    const int c = i * kThreads + tid;
-    const int a = c / kWChunksPerCol;
-    const int rem = c % kWChunksPerCol;
-    const int atom_row = n_atom0 + rem / (kAtomWords / 4);
-    w_col[i] = a;
-    w_ok[i] = (c < kWChunks) && (atom_row < n_atoms);
-    // a chunk past N keeps an in-bounds source (its own atom column, last atom row) and copies 0 bytes (zero-fill),
-    // so the K loop needs no pointer select
-    w_src[i] = w + (size_t)(ka_begin + a) * w_col_stride + (size_t)min(atom_row, n_atoms - 1) * kAtomWords +
-               (rem % (kAtomWords / 4)) * 4;
-  }
-  const int x_ch = tid % kXChunksPerRow;
-  const int x_r0 = tid / kXChunksPerRow;
-  const T* x_src = x + (size_t)(m0 + x_r0) * K + (size_t)ka_begin * 64 + x_ch * 8;
-  const size_t w_stage_stride = Cfg::kAtomsK * w_col_stride;
-  // group-scale chunks go to the LAST threads of the block (the first ones copy the activation rows)
-  constexpr int kSChunksPerGroup = kBN / 8;
-  constexpr int kSChunks = Cfg::kGroupsPerStage * kSChunksPerGroup;
-  const int s_tid = kThreads - 1 - tid;
-
-  // `slot` is the ring index; in the unrolled decode loop below it is a constant after inlining, so every
-  // shared-memory address is a per-thread base plus an immediate and the loop spends no instructions on the ring.
-  // Weights and scales (read-only: safe to prefetch before the previous kernel has finished, see the prologue).
-  auto load_stage_w = [&](int it, int slot) {
-    const int ka0 = ka_begin + it * Cfg::kAtomsK;
-    {
-      uint32_t* dst = stage_w(slot);
-#pragma unroll
-      for (int i = 0; i < kWIters; ++i) {
-        // chunks past the end of the W region do not exist (a zero-fill there would overwrite the x tile)
-        if (kWChunks % kThreads == 0 || i * kThreads + tid < kWChunks) {
-          if constexpr (Cfg::kAtomsK == 1) {
-            copy16_async_stream(dst + (i * kThreads + tid) * 4, w_src[i], w_ok[i]);   // ka0 < ka_end here
-          } else {
-            // a stage may run past the end of the split (or of K): those atom columns are zero-filled
-            const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
-            copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
-          }
-        }
-        w_src[i] += w_stage_stride;
-      }
-    }
-    // group scales (and zero terms) of the groups this stage touches, BN consecutive rows each.
-    if constexpr (Cfg::kGroup != 0) {
-      const int grp0 = (unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup;
-      T* dst_s = stage_s(slot);
-#pragma unroll
-      for (int i = 0; i < ceil_div(kSChunks, kThreads); ++i) {
-        const int c = i * kThreads + s_tid;
-        if (kSChunks % kThreads == 0 || c < kSChunks) {
-          const int gi = c / kSChunksPerGroup;
-          const int ch = c % kSChunksPerGroup;
-          const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
-          const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
-          copy16_async(dst_s + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
-          if constexpr (Cfg::kZeroMode != kNoZero) {
-            copy16_async(stage_z(slot) + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
-          }
-        }
-      }
-    }
-  };
-  // Activations (written by the previous kernel: only after grid_dependency_wait()).
-  auto load_stage_x = [&](int it, int slot) {
-    const int ka0 = ka_begin + it * Cfg::kAtomsK;
-    {
-      // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
-      T* dst = stage_x(slot);
-      const int k0 = ka0 * 64;
-      const bool col_ok = (k0 + x_ch * 8 < K) && (Cfg::kAtomsK == 1 || ka0 + x_ch / 8 < ka_end);
-#pragma unroll
-      for (int i = 0; i < kXIters; ++i) {
-        const int r = x_r0 + i * kXRowStep;
-        if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
-          copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), col_ok ? x_src + (size_t)i * kXRowStep * K : x, col_ok);
-        }
-      }
-      x_src += kBK;
-    }
-  };
 
   Wna16Math<Cfg, XTileSwizzled<kBK>> math(wn, wk, lane);
 
@@ -394,96 +394,238 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     reinterpret_cast<uint4*>(smem + st * Smem::kStage + Smem::kOffX)[c] = make_uint4(0, 0, 0, 0);
   }
   __syncthreads();   // the zeros land before any cp.async of another thread writes a valid row
-  // Prefetch distance: stage it + kDist is loaded while stage it is computed.  mma.sync: kStages - 1 (the slot
-  // refilled is the one the previous step consumed).  wgmma: one stage's asynchronous MMAs stay in flight across the
-  // next step (its dequant overlaps them), so the slot refilled is the one consumed two steps ago: kStages - 2.
-  constexpr int kMmaInFlight = (Cfg::kWgmma && Cfg::kStages >= 3) ? 1 : 0;
-  constexpr int kDist = Cfg::kStages - 1 - kMmaInFlight;
-  static_assert(kDist >= 1, "at least one stage of prefetch");
-  // Prologue.  Weights and scales of the first kDist stages go out before grid_dependency_wait(): under
-  // programmatic dependent launch they stream while the previous kernel is still finishing.  The activations follow
-  // once it has.  All of them form ONE cp.async group, then kDist-1 empty groups keep the count the main loop's
-  // cp_async_wait<kDist-1> expects (its first wait therefore waits for the first kDist stages at once).
-  static_for<kDist>([&](auto s_) {
-    constexpr int s = decltype(s_)::value;
-    if (s < num_stages_total) load_stage_w(s, s);
-  });
-  grid_dependency_wait();
-  // When the next PDL launch may start: memory-safe either way (its own wait is for this grid's completion); it only
-  // decides when its blocks may take SM slots and start their weight prefetch.  Early (right here) hides this grid's
-  // tail -- the split-K reductions, the last blocks -- behind the next kernel's prologue: 28672x4096 M=1 25.4 ->
-  // 22.9 us on the H200.  But blocks that arrive early sit in griddepcontrol.wait on free slots next to this grid's
-  // warps, and where the grid leaves many slots free that cost more than it hid (4096x14336 M=1, 512 blocks for 924
-  // slots: 14.2 -> 16.8 us).  So the host asks for it only when the grid fills the slots (flags).
-  // (the host never sets it for wgmma kernels: no gain measured at M = 64 / 256)
-  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
-  if (release_early) grid_dependents_launch();
-  static_for<kDist>([&](auto s_) {
-    constexpr int s = decltype(s_)::value;
-    if (s < num_stages_total) load_stage_x(s, s);
-  });
-  static_for<kDist>([&](auto) { cp_async_commit(); });
-  // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed kMmaInFlight + 1 steps ago with
-  // stage it + kDist, compute.
-  auto step = [&](int it, int slot, auto buf_) {
-    cp_async_wait<kDist - 1>();
-    // wgmma reads the x tile through the async proxy: this thread's cp.async writes (and the one-time zero rows) are
-    // fenced into it before the barrier publishes the stage (wgmma.cuh, fence_proxy_async_shared)
-    if constexpr (Cfg::kWgmma) fence_proxy_async_shared();
-    math.template wait_mma<kMmaInFlight>();   // wgmma: the MMAs that read the slot refilled below are done
-    __syncthreads();
-    if (it + kDist < num_stages_total) {
-      const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
-      load_stage_w(it + kDist, refill);
-      load_stage_x(it + kDist, refill);
+  // ---------------------------------------------------------------------------------------- one segment
+  // The main loop over atom columns [ka_begin, ka_end) of the tile at token m0 / atom row n_atom0, accumulating into
+  // `math` (the caller clears it), ending with every copy landed and every MMA complete.  `first`: the block's first
+  // segment (it waits for the previous PDL grid).  Split-K blocks run one segment, stream-K blocks one per tile their
+  // unit range touches (each restarts the ring: at most a few per block).
+  auto run_segment = [&](const int m0, const int n_atom0, const int ka_begin, const int ka_end, const bool first) {
+    const int n0 = n_atom0 * 16;
+    const int num_stages_total = ka_end > ka_begin ? ceil_div(ka_end - ka_begin, Cfg::kAtomsK) : 0;
+    // ---------------------------------------------------------------------------------------- global -> shared
+    // Copy plan, fixed per thread for the whole K loop: which 16-byte chunks of each stage this thread moves.  Every
+    // per-stage address is then a base plus the stage's K offset, so the loads cost a few instructions per chunk.
+    //   W : kAtomsK atom columns x (kBN/16) atoms, each atom column one contiguous run of kChunksPerCol chunks.
+    //   x : kBT rows x kBK/8 chunks; kThreads is a multiple of the chunks per row, so a thread's chunk column is fixed
+    //       and its rows step by kThreads / (kBK/8).  Chunks are XOR-swizzled by row (ldmatrix then hits 8 banks).
+    constexpr int kWChunksPerCol = (kBN / 16) * kAtomWords / 4;
+    constexpr int kWChunks = Cfg::kAtomsK * kWChunksPerCol;
+    constexpr int kWIters = ceil_div(kWChunks, kThreads);
+    constexpr int kXChunksPerRow = kBK / 8;
+    static_assert(kThreads % kXChunksPerRow == 0, "x copy plan: threads cover whole chunk columns");
+    constexpr int kXRowStep = kThreads / kXChunksPerRow;
+    constexpr int kXIters = ceil_div(kBT, kXRowStep);
+    const size_t w_col_stride = (size_t)n_atoms * kAtomWords;          // words between atom columns
+    // Loop-carried source pointers, advanced by one stage per load: the per-chunk work in the K loop is one 64-bit add,
+    // a predicate and the cp.async.
+    const uint32_t* w_src[kWIters];
+    int w_col[kWIters];         // atom column inside the stage
+    bool w_ok[kWIters];         // chunk exists and its atom row is inside N
+  #pragma unroll
+    for (int i = 0; i < kWIters; ++i) {
+      const int c = i * kThreads + tid;
+      const int a = c / kWChunksPerCol;
+      const int rem = c % kWChunksPerCol;
+      const int atom_row = n_atom0 + rem / (kAtomWords / 4);
+      w_col[i] = a;
+      w_ok[i] = (c < kWChunks) && (atom_row < n_atoms);
+      // a chunk past N keeps an in-bounds source (its own atom column, last atom row) and copies 0 bytes (zero-fill),
+      // so the K loop needs no pointer select
+      w_src[i] = w + (size_t)(ka_begin + a) * w_col_stride + (size_t)min(atom_row, n_atoms - 1) * kAtomWords +
+                 (rem % (kAtomWords / 4)) * 4;
     }
-    cp_async_commit();
-    math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
-  };
-  if constexpr (Cfg::kWgmma) {
-    // wgmma: consecutive stages dequantize into alternating fragment buffers (one stage's MMAs are still reading the
-    // other), so the loop is unrolled by two to make the buffer index a constant.
-    int it = 0, slot = 0;
-    auto next = [](int s) { return s == Cfg::kStages - 1 ? 0 : s + 1; };
-#pragma unroll 1
-    for (; it + 2 <= num_stages_total; it += 2) {
-      step(it, slot, Int<0>{});
-      slot = next(slot);
-      step(it + 1, slot, Int<1>{});
-      slot = next(slot);
-    }
-    if (it < num_stages_total) step(it, slot, Int<0>{});
-  } else if constexpr (Cfg::kBT <= 16) {
-    // Decode tiles: the per-stage math is short, so ring arithmetic would be a visible share of it.  Unroll the loop
-    // by the ring depth (every slot a constant); the tail runs the < kStages remaining steps the same way.  (Wide
-    // token tiles keep the rolled loop: their stage math dwarfs the ring arithmetic, and unrolling it kStages times
-    // made NVRTC take seconds.)
-    int it = 0;
-#pragma unroll 1
-    for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
-      static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{}); });
-    }
-    static_for<Cfg::kStages - 1>([&](auto s_) {
-      if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{});
+    const int x_ch = tid % kXChunksPerRow;
+    const int x_r0 = tid / kXChunksPerRow;
+    const T* x_src = x + (size_t)(m0 + x_r0) * K + (size_t)ka_begin * 64 + x_ch * 8;
+    const size_t w_stage_stride = Cfg::kAtomsK * w_col_stride;
+    // group-scale chunks go to the LAST threads of the block (the first ones copy the activation rows)
+    constexpr int kSChunksPerGroup = kBN / 8;
+    constexpr int kSChunks = Cfg::kGroupsPerStage * kSChunksPerGroup;
+    const int s_tid = kThreads - 1 - tid;
+
+    // `slot` is the ring index; in the unrolled decode loop below it is a constant after inlining, so every
+    // shared-memory address is a per-thread base plus an immediate and the loop spends no instructions on the ring.
+    // Weights and scales (read-only: safe to prefetch before the previous kernel has finished, see the prologue).
+    auto load_stage_w = [&](int it, int slot) {
+      const int ka0 = ka_begin + it * Cfg::kAtomsK;
+      {
+        uint32_t* dst = stage_w(slot);
+  #pragma unroll
+        for (int i = 0; i < kWIters; ++i) {
+          // chunks past the end of the W region do not exist (a zero-fill there would overwrite the x tile)
+          if (kWChunks % kThreads == 0 || i * kThreads + tid < kWChunks) {
+            if constexpr (Cfg::kAtomsK == 1) {
+              copy16_async_stream(dst + (i * kThreads + tid) * 4, w_src[i], w_ok[i]);   // ka0 < ka_end here
+            } else {
+              // a stage may run past the end of the split (or of K): those atom columns are zero-filled
+              const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
+              copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+            }
+          }
+          w_src[i] += w_stage_stride;
+        }
+      }
+      // group scales (and zero terms) of the groups this stage touches, BN consecutive rows each.
+      if constexpr (Cfg::kGroup != 0) {
+        const int grp0 = (unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup;
+        T* dst_s = stage_s(slot);
+  #pragma unroll
+        for (int i = 0; i < ceil_div(kSChunks, kThreads); ++i) {
+          const int c = i * kThreads + s_tid;
+          if (kSChunks % kThreads == 0 || c < kSChunks) {
+            const int gi = c / kSChunksPerGroup;
+            const int ch = c % kSChunksPerGroup;
+            const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
+            const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
+            copy16_async(dst_s + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
+            if constexpr (Cfg::kZeroMode != kNoZero) {
+              copy16_async(stage_z(slot) + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
+            }
+          }
+        }
+      }
+    };
+    // Activations (written by the previous kernel: only after grid_dependency_wait()).
+    auto load_stage_x = [&](int it, int slot) {
+      const int ka0 = ka_begin + it * Cfg::kAtomsK;
+      {
+        // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
+        T* dst = stage_x(slot);
+        const int k0 = ka0 * 64;
+        const bool col_ok = (k0 + x_ch * 8 < K) && (Cfg::kAtomsK == 1 || ka0 + x_ch / 8 < ka_end);
+  #pragma unroll
+        for (int i = 0; i < kXIters; ++i) {
+          const int r = x_r0 + i * kXRowStep;
+          if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
+            copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), col_ok ? x_src + (size_t)i * kXRowStep * K : x, col_ok);
+          }
+        }
+        x_src += kBK;
+      }
+    };
+
+    // Prefetch distance: stage it + kDist is loaded while stage it is computed.  mma.sync: kStages - 1 (the slot
+    // refilled is the one the previous step consumed).  wgmma: one stage's asynchronous MMAs stay in flight across the
+    // next step (its dequant overlaps them), so the slot refilled is the one consumed two steps ago: kStages - 2.
+    constexpr int kMmaInFlight = (Cfg::kWgmma && Cfg::kStages >= 3) ? 1 : 0;
+    constexpr int kDist = Cfg::kStages - 1 - kMmaInFlight;
+    static_assert(kDist >= 1, "at least one stage of prefetch");
+    // Prologue.  Weights and scales of the first kDist stages go out before grid_dependency_wait(): under
+    // programmatic dependent launch they stream while the previous kernel is still finishing.  The activations follow
+    // once it has.  All of them form ONE cp.async group, then kDist-1 empty groups keep the count the main loop's
+    // cp_async_wait<kDist-1> expects (its first wait therefore waits for the first kDist stages at once).
+    static_for<kDist>([&](auto s_) {
+      constexpr int s = decltype(s_)::value;
+      if (s < num_stages_total) load_stage_w(s, s);
     });
+    if (first) grid_dependency_wait();
+    // When the next PDL launch may start: memory-safe either way (its own wait is for this grid's completion); it only
+    // decides when its blocks may take SM slots and start their weight prefetch.  Early (right here) hides this grid's
+    // tail -- the split-K reductions, the last blocks -- behind the next kernel's prologue: 28672x4096 M=1 25.4 ->
+    // 22.9 us on the H200.  But blocks that arrive early sit in griddepcontrol.wait on free slots next to this grid's
+    // warps, and where the grid leaves many slots free that cost more than it hid (4096x14336 M=1, 512 blocks for 924
+    // slots: 14.2 -> 16.8 us).  So the host asks for it only when the grid fills the slots (flags).
+    // (the host never sets it for wgmma kernels: no gain measured at M = 64 / 256)
+    if (first && release_early) grid_dependents_launch();
+    static_for<kDist>([&](auto s_) {
+      constexpr int s = decltype(s_)::value;
+      if (s < num_stages_total) load_stage_x(s, s);
+    });
+    static_for<kDist>([&](auto) { cp_async_commit(); });
+    // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed kMmaInFlight + 1 steps ago with
+    // stage it + kDist, compute.
+    auto step = [&](int it, int slot, auto buf_) {
+      cp_async_wait<kDist - 1>();
+      // wgmma reads the x tile through the async proxy: this thread's cp.async writes (and the one-time zero rows) are
+      // fenced into it before the barrier publishes the stage (wgmma.cuh, fence_proxy_async_shared)
+      if constexpr (Cfg::kWgmma) fence_proxy_async_shared();
+      math.template wait_mma<kMmaInFlight>();   // wgmma: the MMAs that read the slot refilled below are done
+      __syncthreads();
+      if (it + kDist < num_stages_total) {
+        const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
+        load_stage_w(it + kDist, refill);
+        load_stage_x(it + kDist, refill);
+      }
+      cp_async_commit();
+      math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
+    };
+    if constexpr (Cfg::kWgmma) {
+      // wgmma: consecutive stages dequantize into alternating fragment buffers (one stage's MMAs are still reading the
+      // other), so the loop is unrolled by two to make the buffer index a constant.
+      int it = 0, slot = 0;
+      auto next = [](int s) { return s == Cfg::kStages - 1 ? 0 : s + 1; };
+  #pragma unroll 1
+      for (; it + 2 <= num_stages_total; it += 2) {
+        step(it, slot, Int<0>{});
+        slot = next(slot);
+        step(it + 1, slot, Int<1>{});
+        slot = next(slot);
+      }
+      if (it < num_stages_total) step(it, slot, Int<0>{});
+    } else if constexpr (Cfg::kBT <= 16) {
+      // Decode tiles: the per-stage math is short, so ring arithmetic would be a visible share of it.  Unroll the loop
+      // by the ring depth (every slot a constant); the tail runs the < kStages remaining steps the same way.  (Wide
+      // token tiles keep the rolled loop: their stage math dwarfs the ring arithmetic, and unrolling it kStages times
+      // made NVRTC take seconds.)
+      int it = 0;
+  #pragma unroll 1
+      for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
+        static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{}); });
+      }
+      static_for<Cfg::kStages - 1>([&](auto s_) {
+        if (it + decltype(s_)::value < num_stages_total) step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{});
+      });
+    } else {
+      int slot = 0;
+  #pragma unroll 1
+      for (int it = 0; it < num_stages_total; ++it) {
+        step(it, slot, Int<0>{});
+        slot = slot == Cfg::kStages - 1 ? 0 : slot + 1;
+      }
+    }
+    cp_async_wait<0>();
+    math.template wait_mma<0>();
+    __syncthreads();
+  };
+
+  if constexpr (!kStreamK) {
+    // ------------------------------------------------------------------------------------ split-K: one segment
+    const int m0 = blockIdx.x * kBT;              // first token of the block
+    const int n_atom0 = blockIdx.y * (kBN / 16);  // first atom row of the block
+    const int ka_begin = blockIdx.z * atoms_per_split;
+    run_segment(m0, n_atom0, ka_begin, min(k_atoms, ka_begin + atoms_per_split), true);
+    // every weight byte of this block is read: the next PDL launch may start prefetching its own
+    if (!release_early) grid_dependents_launch();
+    math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
+    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n_atom0 * 16,
+                         reinterpret_cast<float*>(smem));
   } else {
-    int slot = 0;
+    // ------------------------------------------------------------------------------------ stream-K
+    // Units = stages (kAtomsK atom columns) of tiles, tile-major with the token tile fastest; block b owns units
+    // [b * U / G, (b + 1) * U / G) of U (StreamKSchedule): every block streams the same weight bytes +-1 stage, so a
+    // tile count that does not divide into the resident slots leaves no SM idle.
+    const StreamKSchedule sched(ceil_div(M, kBT), ceil_div(N16, kBN), ceil_div(k_atoms, Cfg::kAtomsK));
+    long long u = sched.range_start(blockIdx.x);
+    const long long u_end = sched.range_start(blockIdx.x + 1);
+    bool first = true;
 #pragma unroll 1
-    for (int it = 0; it < num_stages_total; ++it) {
-      step(it, slot, Int<0>{});
-      slot = slot == Cfg::kStages - 1 ? 0 : slot + 1;
+    while (u < u_end) {
+      const int tile = (int)(u / sched.units_per_tile);
+      const int st0 = (int)(u % sched.units_per_tile);
+      const long long seg_end = min(u_end, (long long)(tile + 1) * sched.units_per_tile);
+      const int st1 = (int)(seg_end - (long long)tile * sched.units_per_tile);
+      const int m0 = (tile % sched.m_tiles) * kBT;
+      const int n_atom0 = (tile / sched.m_tiles) * (kBN / 16);
+      math.clear();
+      run_segment(m0, n_atom0, st0 * Cfg::kAtomsK, min(k_atoms, st1 * Cfg::kAtomsK), first);
+      if (seg_end == u_end && !release_early) grid_dependents_launch();
+      math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
+      streamk_end_segment<Cfg>(math, sched, y, ws, tickets, chscale, tscale, bias, M, N, m0, n_atom0 * 16, tile,
+                               st0 == 0 && st1 == sched.units_per_tile, first ? 0 : 1, reinterpret_cast<float*>(smem));
+      first = false;
+      u = seg_end;
     }
   }
-  cp_async_wait<0>();
-  math.template wait_mma<0>();
-  __syncthreads();
-  // every weight byte of this block is read: the next PDL launch may start prefetching its own
-  if (!release_early) grid_dependents_launch();
-
-  // ---------------------------------------------------------------------------------------- intra-block K reduction
-  math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
-
-  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem));
 }
 
 }  // namespace humming
