@@ -16,6 +16,7 @@
 // ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.
 #pragma once
 
+#include "humming/stream_k.cuh"
 #include "humming/wna16_math.cuh"
 
 namespace humming {
@@ -216,30 +217,12 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   if (threadIdx.x == 0) tickets[ticket_id] = 0;
 }
 
-// Stream-K schedule of a persistent grid (KernelChoice.stream_k): U = tiles x units_per_tile units (a unit = one
-// stage of kAtomsK atom columns; tiles ordered token tile fastest, then weight-row tile), block b of G owns the units
-// [range_start(b), range_start(b + 1)).  Every block streams the same number of weight bytes (+-1 stage), so a tile
-// count that does not divide into the resident slots (28672x4096 at M=256: 224 tiles of 128 x 256 on 132 SMs) leaves
-// no SM idle for the last partial wave.
-struct StreamKSchedule {
-  int m_tiles, units_per_tile;
-  long long units, blocks;
-  __device__ __forceinline__ StreamKSchedule(int m_tiles_, int n_tiles, int units_per_tile_)
-      : m_tiles(m_tiles_), units_per_tile(units_per_tile_), units((long long)m_tiles_ * n_tiles * units_per_tile_),
-        blocks(gridDim.x) {}
-  __device__ __forceinline__ long long range_start(long long b) const { return b * units / blocks; }
-  // the block whose range holds unit u: the largest b with range_start(b) <= u, i.e. b * U < (u + 1) * G
-  __device__ __forceinline__ long long block_of(long long u) const { return ((u + 1) * blocks - 1) / units; }
-};
-
-// The end of one stream-K segment (the accumulators hold units of `tile` from this block's range, after the
-// intra-block K reduction).  `whole`: the segment is the whole tile -- write y.  Otherwise the block parks its fp32
-// partial tile in ws [G][2][kBT * kBN] at (block, slot) -- slot 0 for the block's first segment, 1 for its last (a
-// middle segment always covers a whole tile) -- and takes the tile's ticket; the last contributor to arrive sums the
-// contributors' partials in block order (deterministic), writes y and resets the ticket (zero between calls: CUDA-graph
-// replays need no memset).  Contributors: the blocks b_lo .. b_hi whose ranges meet the tile; all but b_lo start
-// inside it (slot 0), b_lo's partial is in slot 1 when its range began in an earlier tile.  Called by every thread;
-// returns with the shared memory free for the next segment's ring.
+// The end of one stream-K segment (stream_k.cuh): the accumulators hold units of `tile` from this block's range, after
+// the intra-block K reduction.  `whole`: the segment is the whole tile -- write y.  Otherwise park the fp32 partial
+// tile in the block's workspace slot `slot` (0: its first segment, 1: its last) and take the tile's ticket; the last
+// contributor to arrive sums the partials (streamk_sum_partials), writes y and resets the ticket (zero between calls:
+// CUDA-graph replays need no memset).  Called by every thread; returns with the shared memory free for the next
+// segment's ring.
 template <class Cfg, class Math>
 __device__ __forceinline__ void streamk_end_segment(const Math& math, const StreamKSchedule& sched,
                                                     typename Cfg::T* __restrict__ y, float* __restrict__ ws,
@@ -300,25 +283,10 @@ __device__ __forceinline__ void streamk_end_segment(const Math& math, const Stre
   }
   __syncthreads();
   if (is_last) {
-    const int nb = (int)(b_hi - b_lo) + 1;
     const float* part = ws + (size_t)b_lo * 2 * kTile;    // block b_lo + j, slot s: part + (2 * j + s) * kTile
     const float* first = part + (sched.range_start(b_lo) >= tile_first ? 0 : kTile);
-#pragma unroll 1
-    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
-      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
-      const int e = r * kBN + c;
-      float4 sum = __ldcg(reinterpret_cast<const float4*>(first + e));
-#pragma unroll 1
-      for (int j = 1; j < nb; ++j) {   // block order: deterministic
-        const float4 t = __ldcg(reinterpret_cast<const float4*>(part + (size_t)2 * j * kTile + e));
-        sum.x += t.x; sum.y += t.y; sum.z += t.z; sum.w += t.w;
-      }
-      const int m = m0 + r, n = n0 + c;
-      const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-        if (n + q < N) y[(size_t)m * N + n + q] = from_float<T>(epilogue_value(vals[q], n + q, chscale, tscale, bias));
-    }
+    streamk_sum_partials<kBT, kBN, Cfg::kThreads>(part, first, (int)(b_hi - b_lo) + 1, threadIdx.x, y, chscale, tscale,
+                                                  bias, M, N, m0, n0);
     if (threadIdx.x == 0) tickets[tile] = 0;
   }
   __syncthreads();   // is_last and the shared memory are reused by the next segment

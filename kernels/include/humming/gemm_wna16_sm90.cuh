@@ -35,6 +35,7 @@
 #pragma once
 
 #include "humming/bulk.cuh"
+#include "humming/stream_k.cuh"
 #include "humming/wna16_math.cuh"
 
 namespace humming {
@@ -104,12 +105,9 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   const int m_tiles = ceil_div(M, kBT);
   const int n_atoms = N16 / 16;
   const int units_per_tile = (K64 / 64) / Cfg::kAtomsK;
-  const long long G = gridDim.x;
-  const long long U = (long long)m_tiles * ceil_div(N16, kBN) * units_per_tile;
-  const long long u_begin = (long long)blockIdx.x * U / G;
-  const long long u_end = (long long)(blockIdx.x + 1) * U / G;
-  auto range_start = [&](long long b) { return b * U / G; };
-  auto block_of = [&](long long u) { return ((u + 1) * G - 1) / U; };   // largest b with range_start(b) <= u
+  const StreamKSchedule sched(m_tiles, ceil_div(N16, kBN), units_per_tile);   // stream_k.cuh
+  const long long u_begin = sched.range_start(blockIdx.x);
+  const long long u_end = sched.range_start(blockIdx.x + 1);
 
   if (threadIdx.x == 0) {
 #pragma unroll 1
@@ -229,8 +227,8 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       __threadfence();
       sync_math();
       const long long tile_first = tile * units_per_tile;
-      const long long b_lo = block_of(tile_first);
-      const long long b_hi = block_of(tile_first + units_per_tile - 1);
+      const long long b_lo = sched.block_of(tile_first);
+      const long long b_hi = sched.block_of(tile_first + units_per_tile - 1);
       if (threadIdx.x == 0) {
         const int prev = atomicAdd(tickets + tile, 1);
         *last_flag = prev == (int)(b_hi - b_lo);
@@ -238,32 +236,12 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       sync_math();
       if (*last_flag) {
         __threadfence();
-        // Contributors b_lo .. b_hi, summed in that order (deterministic).  Every contributor but the first starts
-        // inside this tile (its partial is in its slot 0); the first one's range may have begun in an earlier tile,
-        // and then this tile is its last segment (slot 1).  float4 runs along N, valid token rows only.  (A 64-bit
-        // division per element and contributor -- range_start -- and scalar loads made this loop the bulk kernels'
-        // main cost with 64-128-token tiles.)
+        // contributors b_lo .. b_hi, summed in that order (deterministic; stream_k.cuh)
         constexpr int kTile = kBT * kBN;
-        constexpr int kVecsPerRow = kBN / 4;
-        const int nb = (int)(b_hi - b_lo) + 1;
         const float* part = ws + (size_t)b_lo * 2 * kTile;    // block b_lo + j, slot s: part + (2 * j + s) * kTile
-        const float* first = part + (range_start(b_lo) >= tile_first ? 0 : kTile);
-        const int vecs = min(kBT, M - m0) * kVecsPerRow;
-#pragma unroll 1
-        for (int v = threadIdx.x; v < vecs; v += kMathThreads) {
-          const int e = v * 4;
-          const int m = m0 + v / kVecsPerRow, n = n0 + (v % kVecsPerRow) * 4;
-          float4 sum = __ldcg(reinterpret_cast<const float4*>(first + e));
-#pragma unroll 1
-          for (int j = 1; j < nb; ++j) {
-            const float4 t = __ldcg(reinterpret_cast<const float4*>(part + (size_t)2 * j * kTile + e));
-            sum.x += t.x; sum.y += t.y; sum.z += t.z; sum.w += t.w;
-          }
-          const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-#pragma unroll
-          for (int q = 0; q < 4; ++q)
-            if (n + q < N) y[(size_t)m * N + n + q] = from_float<T>(epilogue_value(vals[q], n + q, chscale, tscale, bias));
-        }
+        const float* first = part + (sched.range_start(b_lo) >= tile_first ? 0 : kTile);
+        streamk_sum_partials<kBT, kBN, kMathThreads>(part, first, (int)(b_hi - b_lo) + 1, threadIdx.x, y, chscale,
+                                                     tscale, bias, M, N, m0, n0);
         if (threadIdx.x == 0) tickets[tile] = 0;
       }
       sync_math();   // last_flag and `red` are reused by the next segment
