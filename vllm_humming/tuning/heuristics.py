@@ -396,6 +396,11 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     k_atoms = -(-k // 64)
     slots = max(1, info.sms * max(1, blocks_per_sm))
     base = n_tiles * m_tiles
+    forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)   # experiments (tuning.sweep --splits): this many splits
+    if forced:
+        per = -(-k_atoms // min(forced, max(1, k_atoms // choice.atoms_k)))
+        per = -(-per // choice.atoms_k) * choice.atoms_k
+        return -(-k_atoms // per), per
     if choice.wgmma:
         # wgmma kernels hold 1-4 blocks per SM, so a layer with fewer tiles than slots (N = 4096 at any M, 6144 up to
         # M ~ 512) leaves SMs idle without splits.  Split as far as the slots hold every block at once (rounding up

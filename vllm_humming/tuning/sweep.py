@@ -107,8 +107,13 @@ def main(argv=None):
                     "the search space, e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk")
     ap.add_argument("--split-ratios", default="", help="also time every candidate under these values of "
                     "HUMMING_DEBUG_SPLIT_RATIO (split-K traffic cap; smaller = more splits), e.g. 128,32,8")
+    ap.add_argument("--splits", default="", help="also time every candidate with these forced split counts "
+                    "(HUMMING_DEBUG_SPLITS; split-K choices only), e.g. 1,2,4,7")
     args = ap.parse_args(argv)
-    ratios = [r.strip() for r in args.split_ratios.split(",") if r.strip()] or [None]
+    # variants per candidate: the heuristic plan, then (env knob, value, label suffix) overrides
+    variants = [None] + [("HUMMING_DEBUG_SPLIT_RATIO", r.strip(), f"@r{r.strip()}")
+                         for r in args.split_ratios.split(",") if r.strip()] \
+        + [("HUMMING_DEBUG_SPLITS", v.strip(), f"@x{v.strip()}") for v in args.splits.split(",") if v.strip()]
     desc = WeightDesc.parse(args.desc)
     results = []
     for shape in args.shapes.split(","):
@@ -144,22 +149,26 @@ def main(argv=None):
             compile_many([_spec(base.fp, c, torch.bfloat16, base.arch) for c in cands])
             import os
 
-            old_ratio = os.environ.get("HUMMING_DEBUG_SPLIT_RATIO")
-            for c, ratio in itertools.product(cands, ratios):
+            for c, var in itertools.product(cands, variants):
+                if var is not None and (c.bulk or c.stream_k):
+                    continue                  # the split knobs do not apply to persistent grids
+                old = os.environ.get(var[0]) if var else None
                 try:
-                    if ratio is not None:
-                        os.environ["HUMMING_DEBUG_SPLIT_RATIO"] = ratio   # read when a layer plans an M
+                    if var is not None:
+                        os.environ[var[0]] = var[1]   # read when a layer plans an M
                     first = base.clone(choices={bucket: c})
                     layers = [first] + [first.clone() for _ in range(copies - 1)]
                     t = time_graph([lambda L=L: L(x) for L in layers])
-                    rows.append((t, c if ratio is None else f"{c.short()}@r{ratio}"))
+                    rows.append((t, c if var is None else f"{c.short()}{var[2]}"))
                     del layers
                 except Exception as e:  # noqa: BLE001 - a candidate that does not fit just drops out
                     print(f"  skip {c.short()}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
-            if old_ratio is None:
-                os.environ.pop("HUMMING_DEBUG_SPLIT_RATIO", None)
-            else:
-                os.environ["HUMMING_DEBUG_SPLIT_RATIO"] = old_ratio
+                finally:
+                    if var is not None:
+                        if old is None:
+                            os.environ.pop(var[0], None)
+                        else:
+                            os.environ[var[0]] = old
             rows.sort(key=lambda r: r[0])
             rows = [(t, c if isinstance(c, KernelChoice) else _Labeled(c)) for t, c in rows]
             th = next(t for t, c in rows if c == heur) if any(c == heur for _, c in rows) else float("nan")
