@@ -249,3 +249,20 @@ def test_stream_k_choice_names_and_source():
     name, src = kernel_source(fp, KernelChoice(8, 4, 2, 1, 1, 4), torch.bfloat16)
     assert "humming::gemm_wna16<Cfg, true>(x, w," in src_sk and "humming::gemm_wna16<Cfg>(x, w," in src
     assert name_sk != name
+
+
+def test_session8_narrow_decode_rule():
+    """Measured in session 8: at M <= 8 narrow layers (N < WIDE_N) with channel scales or >= 128-column groups take
+    two K-warps over two-atom stages (a ring of three for 8-bit codes); wide layers, N unknown (0) and 32-column groups
+    (MXFP4) keep one-warp stages."""
+    from vllm_humming.tuning.heuristics import WIDE_N
+
+    assert choose_kernel("sm_90a", 1, 4, 128, n=6144).short() == "bt8_wn4_tm2_wk2_ak2_s4"
+    assert choose_kernel("sm_90a", 8, 3, 128, n=4096).short() == "bt8_wn4_tm2_wk2_ak2_s4"
+    assert choose_kernel("sm_90a", 1, 8, 0, n=4096).short() == "bt8_wn4_tm2_wk2_ak2_s3"
+    assert choose_kernel("sm_90a", 1, 4, 128, n=WIDE_N).short() == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert choose_kernel("sm_90a", 1, 4, 128, n=0).short() == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert choose_kernel("sm_90a", 1, 4, 32, n=6144).short() == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert choose_kernel("sm_90a", 16, 4, 128, n=6144).short() == "bt16_wn8_tm2_wk2_ak2_s3"
+    for bits, group in ((4, 128), (8, 0)):
+        assert choose_kernel("sm_90a", 1, bits, group, n=6144) in all_choices("sm_90a", bits, group)

@@ -342,6 +342,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # 6144 / 4096 rows lose 3-7 % (too few tiles) -- session-7 sweep, results/h200-2026-11-30-s7/
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 cands += [KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma"), KernelChoice(128, 8, 1, 1, 1, 3, mma="wgmma")]
+        if bucket <= 8 and 0 < n < WIDE_N and (group == 0 or group >= 128):
+            # narrow layers, channel or >= 128-column groups: two K-warps over two-atom stages halve the per-stage
+            # barriers per weight byte (the top stall of the M=1 kernel under ncu, session 7).  Session-8 sweep
+            # (results/h200-2026-11-30-s8/c_*): int4 6144x4096 8.2 vs 8.6 us, 4096x14336 12.7 vs 12.9; int3 8.3 vs 8.3,
+            # 12.7 vs 13.1; int8 (a ring of three) 10.8 vs 12.0, 21.6 vs 22.1.  28672x4096 loses 1-6 % and MXFP4
+            # (32-column groups) loses or ties on every shape, so they keep the one-warp stages below.
+            cands.append(KernelChoice(8, 4, 2, 2, 2, 3 if bits >= 8 else 4))
         if bucket <= 8:
             if bits >= 8:
                 # 8-bit codes: a stage is twice int4's bytes, and a ring of two (16 KB of W per block, like int4's
@@ -429,12 +436,12 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
     """Every choice the heuristics can emit for this (arch, bits, group, zero), under either pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage), for any N and for a wide one (WIDE_N)."""
+    column, never a multiple of a two-atom stage), for any N, a narrow one and a wide one (WIDE_N)."""
     seen = []
     for pipeline in PIPELINES:
         for b in M_BUCKETS:
             for k in (0, 64):
-                for n in (0, WIDE_N):
+                for n in (0, WIDE_N // 2, WIDE_N):
                     c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n)
                     if c not in seen:
                         seen.append(c)
