@@ -354,3 +354,16 @@ def test_stream_k_cuda_graph_replay():
         g.replay()
         torch.cuda.synchronize()
         assert torch.equal(out, y0)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint8,s:g64:float16,zp:int",
+                                            "w:int4,s:g128:float16"])
+@pytest.mark.parametrize("m", [9, 16])
+def test_decode16_wgmma_default(desc, m):
+    """The sm_90a choice for 9-16 tokens (wgmma m64n16k16, 256 rows per block, split-K) through every format, K and N
+    tails, against the fp32 reference."""
+    c = KernelChoice(16, 8, 2, 1, 1, 4, mma="wgmma")
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    for n, k in [(1000, 2048 + 64), (6144, 4096), (200, 8200)]:
+        _run(desc, n, k, m, c, dtype=dtype)

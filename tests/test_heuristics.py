@@ -28,7 +28,8 @@ def test_session6_decode_rules():
     assert choose_kernel("sm_90a", 1, 8, 0).short() == "bt8_wn4_tm2_wk1_ak1_s2"
     assert choose_kernel("sm_90a", 1, 4, 128).short() == "bt8_wn4_tm2_wk1_ak1_s4"
     for bits in (3, 4, 8):
-        assert choose_kernel("sm_90a", 16, bits, 128).short() == "bt16_wn8_tm2_wk2_ak2_s3"
+        assert choose_kernel("sm_80", 16, bits, 128).short() == "bt16_wn8_tm2_wk2_ak2_s3"
+        # (sm_90a: wgmma from 9 tokens up since session 8, test_session8_narrow_decode_rule)
 
 
 @pytest.mark.parametrize("n,k", [(6144, 4096), (28672, 4096), (4096, 14336), (200, 8200), (16, 64)])
@@ -54,7 +55,7 @@ def test_wgmma_choices():
     for arch in ("sm_80", "sm_89", "sm_90", "sm_100a", "sm_120a"):
         assert not any(c.wgmma for c in all_choices(arch, 4, 128))
     assert choose_kernel("sm_90a", 64, 4, 128).wgmma and choose_kernel("sm_90a", 512, 4, 128).wgmma
-    assert not choose_kernel("sm_90a", 1, 4, 128).wgmma and not choose_kernel("sm_90a", 16, 4, 128).wgmma
+    assert not choose_kernel("sm_90a", 1, 4, 128).wgmma and choose_kernel("sm_90a", 16, 4, 128).wgmma
     c = KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma")
     assert c.short() == "bt64_wn8_tm1_wk1_ak1_s6_wgmma" and KernelChoice.parse(c.short()) == c
     assert c.min_blocks == 2 and KernelChoice(64, 8, 1, 1, 1, 6).min_blocks == 0
@@ -263,6 +264,8 @@ def test_session8_narrow_decode_rule():
     assert choose_kernel("sm_90a", 1, 4, 128, n=WIDE_N).short() == "bt8_wn4_tm2_wk1_ak1_s4"
     assert choose_kernel("sm_90a", 1, 4, 128, n=0).short() == "bt8_wn4_tm2_wk1_ak1_s4"
     assert choose_kernel("sm_90a", 1, 4, 32, n=6144).short() == "bt8_wn4_tm2_wk1_ak1_s4"
-    assert choose_kernel("sm_90a", 16, 4, 128, n=6144).short() == "bt16_wn8_tm2_wk2_ak2_s3"
+    for bits in (3, 4, 8):
+        assert choose_kernel("sm_90a", 16, bits, 128, n=6144).short() == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+        assert choose_kernel("sm_90a", 9, bits, 128).short() == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
     for bits, group in ((4, 128), (8, 0)):
         assert choose_kernel("sm_90a", 1, bits, group, n=6144) in all_choices("sm_90a", bits, group)

@@ -342,6 +342,12 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # 6144 / 4096 rows lose 3-7 % (too few tiles) -- session-7 sweep, results/h200-2026-11-30-s7/
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 cands += [KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma"), KernelChoice(128, 8, 1, 1, 1, 3, mma="wgmma")]
+        if arch == "sm_90a" and 8 < bucket <= 16:
+            # 9-16 tokens: wgmma m64n16k16 (256 weight rows per block, two m64 tiles per warpgroup).  At M=16 the
+            # mma.sync kernel waits on its math pipe on the H200 (ncu: math-pipe throttle and fixed-latency stalls,
+            # 16 warps per SM).  Session-8 sweep (results/h200-2026-11-30-s8/g_*), us: int4 11.0 / 29.3 / 18.2 vs
+            # 11.2 / 30.9 / 18.0; int8 14.3 / 36.6 / 24.3 vs 14.5 / 45.8 / 24.9.
+            cands.append(KernelChoice(16, 8, 2, 1, 1, 4, mma="wgmma"))
         if bucket <= 8 and 0 < n < WIDE_N and (group == 0 or group >= 128):
             # narrow layers, channel or >= 128-column groups: two K-warps over two-atom stages halve the per-stage
             # barriers per weight byte (the top stall of the M=1 kernel under ncu, session 7).  Session-8 sweep
