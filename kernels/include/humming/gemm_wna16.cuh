@@ -14,6 +14,10 @@
 // Split-K across blocks (gridDim.z > 1): every split writes fp32 partials to a workspace; the last block of a tile
 // to arrive (atomic ticket) sums them in split order -- deterministic -- and runs the epilogue.  It also resets the
 // ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.
+// Stream-K (template flag kStreamK, KernelChoice.stream_k): a persistent 1-D grid instead, block b walks its range of
+// (tile, stage) units (stream_k.cuh) one tile segment at a time -- the same pipeline per segment (run_segment), the
+// partial tiles summed by their last contributor.  Correct on the H200 but not faster than split-K there at any
+// default shape (session 8, NOTES.md), so the heuristics never pick it; tuning sweeps can (`_sk` choices).
 #pragma once
 
 #include "humming/stream_k.cuh"
