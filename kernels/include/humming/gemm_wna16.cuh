@@ -393,7 +393,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     const uint32_t* w_src[kWIters];
     int w_col[kWIters];         // atom column inside the stage
     bool w_ok[kWIters];         // chunk exists and its atom row is inside N
-  #pragma unroll
+#pragma unroll
     for (int i = 0; i < kWIters; ++i) {
       const int c = i * kThreads + tid;
       const int a = c / kWChunksPerCol;
@@ -422,7 +422,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       const int ka0 = ka_begin + it * Cfg::kAtomsK;
       {
         uint32_t* dst = stage_w(slot);
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < kWIters; ++i) {
           // chunks past the end of the W region do not exist (a zero-fill there would overwrite the x tile)
           if (kWChunks % kThreads == 0 || i * kThreads + tid < kWChunks) {
@@ -441,7 +441,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       if constexpr (Cfg::kGroup != 0) {
         const int grp0 = (unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup;
         T* dst_s = stage_s(slot);
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < ceil_div(kSChunks, kThreads); ++i) {
           const int c = i * kThreads + s_tid;
           if (kSChunks % kThreads == 0 || c < kSChunks) {
@@ -465,7 +465,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         T* dst = stage_x(slot);
         const int k0 = ka0 * 64;
         const bool col_ok = (k0 + x_ch * 8 < K) && (Cfg::kAtomsK == 1 || ka0 + x_ch / 8 < ka_end);
-  #pragma unroll
+#pragma unroll
         for (int i = 0; i < kXIters; ++i) {
           const int r = x_r0 + i * kXRowStep;
           if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
@@ -526,7 +526,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       // other), so the loop is unrolled by two to make the buffer index a constant.
       int it = 0, slot = 0;
       auto next = [](int s) { return s == Cfg::kStages - 1 ? 0 : s + 1; };
-  #pragma unroll 1
+#pragma unroll 1
       for (; it + 2 <= num_stages_total; it += 2) {
         step(it, slot, Int<0>{});
         slot = next(slot);
@@ -540,7 +540,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       // token tiles keep the rolled loop: their stage math dwarfs the ring arithmetic, and unrolling it kStages times
       // made NVRTC take seconds.)
       int it = 0;
-  #pragma unroll 1
+#pragma unroll 1
       for (; it + Cfg::kStages <= num_stages_total; it += Cfg::kStages) {
         static_for<Cfg::kStages>([&](auto s_) { step(it + decltype(s_)::value, decltype(s_)::value, Int<0>{}); });
       }
@@ -549,7 +549,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       });
     } else {
       int slot = 0;
-  #pragma unroll 1
+#pragma unroll 1
       for (int it = 0; it < num_stages_total; ++it) {
         step(it, slot, Int<0>{});
         slot = slot == Cfg::kStages - 1 ? 0 : slot + 1;
