@@ -323,9 +323,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   static_assert(!Cfg::kWgmma, "wgmma kernels compile for sm_90a only (wgmma.cuh); the heuristics never pick one elsewhere");
 #endif
   using T = typename Cfg::T;
-  using T2 = typename Cfg::T2;
-  using Family = typename Cfg::Family;
-  constexpr int kBits = Cfg::kBits;
   constexpr int kBN = Cfg::kBN;
   constexpr int kBK = Cfg::kBK;
   constexpr int kBT = Cfg::kBT;
