@@ -140,16 +140,15 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
     cfg = (f"humming::GemmConfig<{ctype}, {fp.family_cpp(ctype)}, {fp.group}, {fp.zero_mode}, {fp.offset}, "
            f"{choice.bt}, {choice.warps_n}, {choice.tiles_m}, {choice.warps_k}, {choice.atoms_k}, {choice.stages}"
            f"{', humming::kMmaWgmma' if choice.wgmma else ''}>")
+    targs = "<Cfg>"
     if choice.bulk:
         header, entry, extra, tag = "gemm_wna16_sm90.cuh", "gemm_wna16_sm90", "", "wna16sm90"
     elif choice.direct:
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
-        if choice.stream_k:
-            entry, tag = "gemm_wna16<Cfg, true>", "wna16sk"
-    if "<" not in entry:
-        entry += "<Cfg>"
+        if choice.stream_k:   # gemm_wna16<Cfg, kStreamK>
+            targs, tag = "<Cfg, true>", "wna16sk"
     name = f"humming_{tag}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
     # HUMMING_DEBUG_DEFINES=A,B: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone);
     # they are part of the source, hence of the cache key
@@ -174,7 +173,7 @@ extern "C" __global__ void __launch_bounds__({bounds}) {name}(
     const Cfg::T* x, const uint32_t* w, const Cfg::T* gscale, const Cfg::T* gzero, const float* chscale,
     const float* tscale, const Cfg::T* bias, Cfg::T* y, float* ws, int* tickets, int M, int N, int K, int N16,
     int K64, int atoms_per_split, int flags) {{
-  humming::{entry}(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64{extra});
+  humming::{entry}{targs}(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64{extra});
 }}
 """
     return name, src
