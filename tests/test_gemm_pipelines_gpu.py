@@ -139,26 +139,7 @@ def test_bulk_cuda_graph_replay():
     _assert_graph_replays_match_eager(layer, x)
 
 
-DIRECT = [KernelChoice(8, 4, 1, 1, 16, 8, "direct"), KernelChoice(16, 4, 1, 1, 16, 8, "direct"),
-          KernelChoice(8, 8, 2, 1, 32, 4, "direct"), KernelChoice(16, 2, 1, 1, 4, 3, "direct")]
-
-
-@pytest.mark.parametrize("choice", DIRECT, ids=lambda c: c.short())
-@pytest.mark.parametrize("m", [1, 5, 16, 17])
-def test_direct_int4_shapes(choice, m):
-    """Direct (global -> register) kernel: K tails (1088, 8200: zero-filled x columns), N not a multiple of the
-    block's rows, several token tiles (M=17 with 8/16-token tiles), K ranges split across blocks."""
-    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128)]:
-        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
-
-
-@pytest.mark.parametrize("desc", FORMATS + ["w:float8_e4m3fn,s:b128x128:float32", "w:uint6b32,s:g16:bfloat16",
-                                            "w:uint7b64,s:g256:bfloat16", "w:uint1,s:g32:bfloat16,zp:int"])
-@pytest.mark.parametrize("m", [1, 16])
-def test_direct_formats(desc, m):
-    _run(desc, 1000, 2048 + 64, m, DIRECT[0] if m == 1 else DIRECT[1],
-         dtype=torch.float16 if "float16,zp" in desc else torch.bfloat16)
-
+# the direct decode kernel: tests/test_gemm_direct_gpu.py
 
 
 def test_forced_choice_the_layer_cannot_run_is_refused():

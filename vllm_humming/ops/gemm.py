@@ -25,8 +25,7 @@ from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, arch_info, choose_direct_splits, choose_kernel, choose_splits,
-                                 default_prefill_m, has_bulk,
-                                 m_bucket, M_BUCKETS)
+                                 default_prefill_m, has_bulk, m_bucket, M_BUCKETS)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -144,7 +143,7 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
     if choice.bulk:
         header, entry, extra, tag = "gemm_wna16_sm90.cuh", "gemm_wna16_sm90", "", "wna16sm90"
     elif choice.direct:
-        header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split", "wna16direct"
+        header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split, flags", "wna16direct"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
         if choice.stream_k:   # gemm_wna16<Cfg, kStreamK>
@@ -251,7 +250,7 @@ def _workspace(device: torch.device, numel: int) -> torch.Tensor:
 
 # ---------------------------------------------------------------------------------------------------- the layer
 class _Bucket:
-    __slots__ = ("choice", "fn", "launcher", "smem", "blocks_per_sm")
+    __slots__ = ("choice", "fn", "launcher", "smem", "blocks_per_sm", "blocks_by_regs")
 
 
 class GemmLayer:
@@ -277,6 +276,7 @@ class GemmLayer:
         self.info = arch_info(self.arch, props.multi_processor_count)
         self._buckets: Dict[int, _Bucket] = {}
         self._plans: Dict[int, tuple] = {}
+        self.plan_info: Dict[int, dict] = {}    # M -> what _plan chose (grid, splits, shared memory, registers)
         self._expander = None
         # M at and above which the layer dequantizes to a scratch matrix and calls cuBLAS (prefill); env override
         self.prefill_m = int(os.environ.get("HUMMING_PREFILL_M", default_prefill_m(self.arch)))
@@ -364,6 +364,7 @@ class GemmLayer:
         c._old_tickets = []
         c._lock = threading.Lock()
         c._plans = {}
+        c.plan_info = {}
         c._expander = None
         if choices is not None:
             c._forced = dict(choices)
@@ -437,19 +438,21 @@ class GemmLayer:
             fn = load_kernel(art, self.device)
             smem = choice.smem_bytes(self.fp.bits, 0 if not self.fp.group else
                                      (1 if self.fp.group >= choice.block_k else choice.block_k // self.fp.group),
-                                     self.fp.zero_mode != 0)
+                                     self.fp.zero_mode != 0, self.fp.group)
+            if choice.direct:
+                smem = self.info.smem_per_block   # sized per launch (the plan); allow the most a block may take
             fn.set_max_smem(smem)   # opt in beyond 48 KB (static smem and the 1 KB reserve count too)
             bk = _Bucket()
             bk.choice = choice
             bk.fn = fn
             bk.smem = smem
-            # programmatic dependent launch: the cp.async kernel prefetches its weights before griddepcontrol.wait
-            # (sm_90+; the bulk and direct kernels do not wait, so they never get the attribute)
-            bk.launcher = Launcher(fn, _ARG_TYPES, pdl=pdl_enabled() and not choice.bulk and not choice.direct)
+            # programmatic dependent launch: the cp.async and direct kernels prefetch their weights before
+            # griddepcontrol.wait (sm_90+; the bulk kernel does not wait, so it never gets the attribute)
+            bk.launcher = Launcher(fn, _ARG_TYPES, pdl=pdl_enabled() and not choice.bulk)
             regs = max(32, fn.num_regs)
-            by_regs = 65536 // (regs * choice.threads)
+            bk.blocks_by_regs = max(1, min(65536 // (regs * choice.threads), 2048 // choice.threads, 32))
             by_smem = self.info.smem_per_sm // max(1, smem + 1024)
-            bk.blocks_per_sm = max(1, min(by_regs, by_smem, 2048 // choice.threads, 32))
+            bk.blocks_per_sm = max(1, min(bk.blocks_by_regs, by_smem))
             self._buckets[bucket] = bk
             return bk
 
@@ -472,6 +475,8 @@ class GemmLayer:
             c = bk.choice
             m_tiles = -(-m // c.bt)
             n_tiles = -(-self.n16 // c.block_n)
+            smem = bk.smem
+            slots = self.info.sms * bk.blocks_per_sm
             if c.bulk or c.stream_k:
                 # persistent stream-K: one block per resident slot (at most one per stage of work); every split
                 # tile's contributors park fp32 partials in two workspace slots per block
@@ -483,7 +488,19 @@ class GemmLayer:
                 need_tickets = True
             else:
                 if c.direct:
-                    splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm)
+                    # the direct kernel's shared memory depends on the launch (range, stored rows): plan with the
+                    # register-limited residency, then with what the launch's shared memory allows
+                    bps = bk.blocks_by_regs
+                    zero = self.fp.zero_mode != 0
+                    for _ in range(2):
+                        splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bps, self.fp.group,
+                                                           zero)
+                        smem = c.direct_smem_bytes(per, min(m, c.bt), self.fp.group, zero)
+                        by_smem = max(1, self.info.smem_per_sm // (smem + 1024))
+                        if by_smem >= bps:
+                            break
+                        bps = by_smem
+                    slots = self.info.sms * bps
                 else:
                     splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
                 ws_numel = splits * m_tiles * c.bt * self.n16 if splits > 1 else 0
@@ -501,12 +518,14 @@ class GemmLayer:
             tail = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
             # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the stream
             flags = 0
-            if not c.bulk and not c.direct and not c.wgmma and \
-                    pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], self.info.sms * bk.blocks_per_sm):
+            if not c.bulk and not c.wgmma and not c.stream_k and \
+                    pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], slots):
                 flags |= FLAG_PDL_EARLY_RELEASE
             values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per, flags)
-            bound = bk.launcher.bind(launch_grid, c.threads, bk.smem, values, varying=(0, 7))
+            bound = bk.launcher.bind(launch_grid, c.threads, smem, values, varying=(0, 7))
             plan = (bound, c.bulk, ws, self._tickets)
+            self.plan_info[m] = {"choice": c.short(), "grid": launch_grid, "splits": splits, "atoms_per_split": per,
+                                 "smem": smem, "regs": bk.fn.num_regs, "flags": flags}
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
                       f"{'stream-K' if c.bulk or c.stream_k else 'splits=' + str(splits)}"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
-           "choose_direct_splits", "has_bulk", "PIPELINES", "default_prefill_m",
+           "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m",
            "all_choices"]
 
 
@@ -20,6 +20,12 @@ PIPELINES = ("cp_async", "bulk", "direct")
 # The tensor-core instruction: "sync" = mma.sync m16n8k16 (sm_75+), "wgmma" = wgmma.mma_async m64nNk16 with the
 # weights from registers and the activations from shared memory (sm_90a only; cp_async pipeline, one atom per stage).
 MMAS = ("sync", "wgmma")
+
+
+def direct_unit_atoms(group: int) -> int:
+    """Atom columns per scale window of the direct kernel (DirectPlan::kUnitAtoms in gemm_wna16_direct.cuh): a group
+    of 128 / 256 columns spans 2 / 4 atoms; a K split holds whole units."""
+    return group // 64 if group > 64 else 1
 
 
 @dataclass(frozen=True)
@@ -32,8 +38,9 @@ class KernelChoice:
     stages: int      # pipeline depth
     # "cp_async": every thread copies (gemm_wna16.cuh, sm_75+), split-K grid.  "bulk": one producer warp issues bulk
     # copies tracked by mbarriers, persistent stream-K grid (gemm_wna16_sm90.cuh, sm_90+; needs K % block_k == 0).
-    # "direct": weights global -> registers with a `stages`-deep register ring per warp, x and scales staged once per
-    # block; a block covers at most atoms_k atom columns (gemm_wna16_direct.cuh, decode; warps_k == 1).
+    # "direct": weights global -> registers with a `stages`-deep register ring per warp (atoms in flight), x, scales
+    # and the per-window sums of x staged once per block, no barrier in the main loop; a block covers at most atoms_k
+    # atom columns, shared by its warps_k K-warps (gemm_wna16_direct.cuh, decode: bt 8 or 16, mma.sync).
     # (Two more mainloops were measured on the H200 and removed as slower: a warp-level stream-K kernel without shared
     # memory and a cp.async kernel with warp-private rings -- commits 731b21d / 8be6b74, NOTES.md.)
     pipeline: str = "cp_async"
@@ -58,8 +65,9 @@ class KernelChoice:
             raise ValueError("KernelChoice.stages must be >= 2")
         if self.pipeline not in PIPELINES:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
-        if self.pipeline == "direct" and self.warps_k != 1:
-            raise ValueError("KernelChoice: the direct pipeline needs warps_k == 1")
+        if self.pipeline == "direct" and (self.bt not in (8, 16) or self.wgmma or self.stream_k):
+            raise ValueError("KernelChoice: the direct pipeline is a decode kernel: bt 8 or 16, mma.sync, split-K, "
+                             f"got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -109,7 +117,8 @@ class KernelChoice:
         if self.bulk:
             return k % 64 == 0 and (k // 64) % self.atoms_k == 0
         if self.direct:
-            return group == 0 or group < 64 or (group & (group - 1)) == 0
+            # windows of 16..256 columns, a power of two (gemm_wna16_direct.cuh, DirectPlan)
+            return group == 0 or (16 <= group <= 256 and (group & (group - 1)) == 0)
         return True
 
     def unsupported_reason(self, arch: str, k: int, group: int = 0) -> str:
@@ -121,7 +130,7 @@ class KernelChoice:
             return f"the bulk pipeline needs sm_90+, the device is {arch}"
         if not self.runs_shape(k, group):
             return (f"the {self.pipeline} pipeline cannot run K={k} with group size {group} "
-                    "(bulk: K a multiple of 64 * atoms_k; direct: power-of-two groups)")
+                    "(bulk: K a multiple of 64 * atoms_k; direct: groups of 16..256 columns, a power of two)")
         return ""
 
     @property
@@ -132,8 +141,12 @@ class KernelChoice:
     def block_k(self) -> int:
         return 64 * self.atoms_k
 
-    def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool) -> int:
-        """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh) / BulkSmem<Cfg>::kBytes (gemm_wna16_sm90.cuh)."""
+    def smem_bytes(self, bits: int, groups_per_stage: int, zero: bool, group: int = 0) -> int:
+        """Must equal CpAsyncSmem<Cfg>::kBytes (gemm_wna16.cuh) / BulkSmem<Cfg>::kBytes (gemm_wna16_sm90.cuh).  The
+        direct pipeline sizes its shared memory per launch (direct_smem_bytes); here: its smallest launch with bt
+        rows (one unit per K-warp; ``group``: the in-loop group size), what must fit for the choice to be usable."""
+        if self.direct:   # W never touches shared memory
+            return self.direct_smem_bytes(direct_unit_atoms(group) * self.warps_k, self.bt, group, zero)
         if self.wgmma:
             # stages on 1 KB boundaries (x tile first), plus 1 KB to align the dynamic shared-memory base
             w = (self.block_n // 16) * 32 * bits * 4
@@ -144,15 +157,23 @@ class KernelChoice:
             epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
             return max(stage * self.stages, epilogue_tile) + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
-        x = self.bt * (self.block_k + (8 if self.bulk or self.direct else 0)) * 2   # padded rows, not a swizzle
+        x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2
         stage = w + x + s + (s if zero else 0)
-        if self.direct:
-            return x + s + (s if zero else 0)          # W never touches shared memory
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         if self.bulk:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
+
+    def direct_smem_bytes(self, atoms_per_split: int, rows: int, group: int, zero: bool) -> int:
+        """Shared memory of one direct-pipeline launch: ``rows`` stored token rows of an ``atoms_per_split``-atom
+        range (must equal DirectSmem<Cfg> in gemm_wna16_direct.cuh): padded x rows, group scales (+ zero terms),
+        fp32 window sums [windows][bt], the K-warps' reduction scratch."""
+        cols = 64 * atoms_per_split
+        groups = cols // group if group else 0
+        windows = -(-cols // (group or 64))
+        red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
+        return rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + windows * self.bt * 4 + red
 
     @classmethod
     def parse(cls, short: str) -> "KernelChoice":
@@ -235,8 +256,8 @@ def m_bucket(m: int) -> int:
     return M_BUCKETS[-1]
 
 
-def _fits(choice: KernelChoice, info: ArchInfo, bits: int, gps: int, zero: bool) -> bool:
-    return choice.smem_bytes(bits, gps, zero) <= info.smem_per_block
+def _fits(choice: KernelChoice, info: ArchInfo, bits: int, gps: int, zero: bool, group: int = 0) -> bool:
+    return choice.smem_bytes(bits, gps, zero, group) <= info.smem_per_block
 
 
 def _groups_per_stage(group: int, block_k: int) -> int:
@@ -263,30 +284,35 @@ def _bulk_candidates(bucket: int, arch: str = ""):
 
 
 def _direct_candidates(bucket: int):
-    """Direct (global -> register) decode kernel for M <= 16: 4 warps of two atom rows each (128 weight rows per
-    block), ranges of up to 16 atom columns (1024 K), 6 atoms in flight per warp -- the best of the H200 sweep
-    (results/h200-2026-11-29b/sweep_direct_m*.json)."""
+    """Direct (global -> register) decode kernel for M <= 16: one row tile of 32 weight rows (two atom rows) per
+    block, its K range shared by 8 K-warps, 4 atoms in flight per warp."""
     if bucket <= 8:
-        return [KernelChoice(8, 4, 2, 1, 16, 6, "direct")]
+        return [KernelChoice(8, 1, 2, 8, 256, 4, "direct")]
     if bucket <= 16:
-        return [KernelChoice(16, 4, 2, 1, 16, 6, "direct")]
+        return [KernelChoice(16, 1, 2, 8, 256, 4, "direct")]
     return []
 
 
-def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo,
-                         blocks_per_sm: int) -> Tuple[int, int]:
-    """(splits, atoms per split) for the direct kernel: ranges of at most atoms_k atom columns, halved (staying a
-    power of two, at least 2 atoms) until the grid fills the resident block slots once.  Power-of-two ranges stay
-    aligned with power-of-two groups (KernelChoice.runs_shape refuses other group sizes)."""
+def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
+                         group: int = 0, zero: bool = False) -> Tuple[int, int]:
+    """(splits, atoms per split) for the direct kernel: as many K splits as fill the resident block slots once (one
+    wave: every block starts at once, so every weight load is issued from the start), each split a whole number of
+    units per K-warp (every K-warp of every block streams the same bytes), at most atoms_k atoms, and small enough
+    that its shared memory (min(m, bt) stored x rows of the range: direct_smem_bytes) fits a block.
+    HUMMING_DEBUG_SPLITS forces the count (experiments)."""
     k_atoms = -(-k // 64)
     n_tiles = -(-n // choice.block_n)
     m_tiles = -(-m // choice.bt)
-    per = 1
-    while per * 2 <= min(choice.atoms_k, k_atoms):
-        per *= 2
     slots = info.sms * max(1, blocks_per_sm)
-    while per > 2 and m_tiles * n_tiles * -(-k_atoms // per) < slots:
-        per //= 2
+    want = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256) or max(1, slots // (n_tiles * m_tiles))
+    unit = direct_unit_atoms(group)
+    quantum = unit * choice.warps_k
+    per = -(-k_atoms // want)
+    per = -(-per // quantum) * quantum
+    per = max(unit, min(per, choice.atoms_k // unit * unit))
+    rows = min(m, choice.bt)
+    while per > unit and choice.direct_smem_bytes(per, rows, group, zero) > info.smem_per_block:
+        per -= unit
     return -(-k_atoms // per), per
 
 
@@ -323,7 +349,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     if only == "direct":
         cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
     # an opt-in pipeline that has no choice here (M bucket, K, group, shared memory) falls back to the cp.async kernel
-    cands = [c for c in cands if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero)]
+    cands = [c for c in cands if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero, group)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
@@ -378,7 +404,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             cands += [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
         cands.append(KernelChoice(min(bucket, 64) if bucket >= 16 else 8, 4, 1, 1, 1, 2))
     for c in cands:
-        if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero):
+        if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero, group):
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero} K={k or 'any'}: "
                       f"{c.short()}")

@@ -100,6 +100,7 @@ def main(argv=None):
     ap.add_argument("--shapes", default="6144x4096,28672x4096,4096x14336")
     ap.add_argument("--ms", default="1,16,64")
     ap.add_argument("--max-cands", type=int, default=400)
+    ap.add_argument("--top", type=int, default=5, help="ranked candidates printed per case")
     ap.add_argument("--min-bytes", type=int, default=512 << 20)
     ap.add_argument("--json", default="")
     ap.add_argument("--pipeline", default="both", choices=("both", "cp_async", "bulk"))
@@ -140,10 +141,11 @@ def main(argv=None):
             from ..jit import compile_many
             from ..ops.gemm import _spec
 
+            notes = {}
             ok = []
             for c in cands:   # drop candidates that exceed shared memory before compiling
                 gps = 0 if not base.fp.group else (1 if base.fp.group >= c.block_k else c.block_k // base.fp.group)
-                if c.smem_bytes(desc.bits, gps, base.fp.zero_mode != 0) <= base.info.smem_per_block:
+                if c.smem_bytes(desc.bits, gps, base.fp.zero_mode != 0, base.fp.group) <= base.info.smem_per_block:
                     ok.append(c)
             cands = ok
             compile_many([_spec(base.fp, c, torch.bfloat16, base.arch) for c in cands])
@@ -159,6 +161,9 @@ def main(argv=None):
                     first = base.clone(choices={bucket: c})
                     layers = [first] + [first.clone() for _ in range(copies - 1)]
                     t = time_graph([lambda L=L: L(x) for L in layers])
+                    info = first.plan_info.get(m, {})
+                    notes[c.short() if var is None else f"{c.short()}{var[2]}"] = \
+                        f"grid {info.get('grid')} regs {info.get('regs')} smem {info.get('smem')}"
                     rows.append((t, c if var is None else f"{c.short()}{var[2]}"))
                     del layers
                 except Exception as e:  # noqa: BLE001 - a candidate that does not fit just drops out
@@ -176,8 +181,8 @@ def main(argv=None):
             print(f"{shape} M={m}: cublas {t_cublas:.1f}us | heuristic {heur.short()} {th:.1f}us "
                   f"({t_cublas / th:.2f}x) | best {best_c.short()} {best_t:.1f}us ({t_cublas / best_t:.2f}x) "
                   f"{wbytes / best_t / 1e6:.2f}TB/s", flush=True)
-            for t, c in rows[:5]:
-                print(f"      {c.short():36s} {t:8.1f}us")
+            for t, c in rows[: args.top]:
+                print(f"      {c.short():36s} {t:8.1f}us  {notes.get(c.short(), '')}")
             results.append({"shape": shape, "m": m, "cublas_us": t_cublas, "heuristic": heur.short(), "heuristic_us": th,
                             "ranking": [(c.short(), t) for t, c in rows]})
         del cub

@@ -73,4 +73,21 @@ template <int kWords> HUMMING_DEVICE void load_words(uint32_t (&dst)[kWords], co
   }
 }
 
+// The same words straight from global memory (gemm_wna16_direct.cuh): vector loads through the non-coherent path that
+// do not allocate in L1 -- every packed weight byte is read exactly once.
+template <int kWords> HUMMING_DEVICE void ldg_stream_words(uint32_t (&dst)[kWords], const uint32_t* src) {
+  static_assert(kWords == 1 || kWords == 2 || kWords % 4 == 0, "plane words per lane: 1, 2, 4 or 8");
+  if constexpr (kWords == 1) {
+    asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(dst[0]) : "l"(src));
+  } else if constexpr (kWords == 2) {
+    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];\n" : "=r"(dst[0]), "=r"(dst[1]) : "l"(src));
+  } else {
+#pragma unroll
+    for (int i = 0; i < kWords / 4; ++i)
+      asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(dst[4 * i]), "=r"(dst[4 * i + 1]), "=r"(dst[4 * i + 2]), "=r"(dst[4 * i + 3])
+                   : "l"(src + 4 * i));
+  }
+}
+
 }  // namespace humming

@@ -1,33 +1,261 @@
-// humming/gemm_wna16_direct.cuh -- the WnA16 GEMM for decode (M <= 16): packed weights go from global memory
-// straight into registers; only the activations and scales are staged in shared memory.
+// humming/gemm_wna16_direct.cuh -- the WnA16 decode GEMM (M <= 16): packed weights stream from global memory
+// straight into registers; shared memory holds only what the block's warps share.
 //
-// Why: layout.cuh stores each lane's words of an atom contiguously and consecutive lanes contiguously, so one warp
-// reads an atom (16 rows x 64 columns) with one coalesced 16-byte load per lane (int4) and the words land exactly
-// where the m16n8k16 A fragment wants them.  Staging W through shared memory (cp.async ring or bulk copies) capped
-// both earlier mainloops at ~2.5 TB/s even with the math removed; a plain register-streaming kernel over the same
-// layout and access pattern reads 3.6-3.9 TB/s on the H200 (scripts/exp_stream.py, NOTES.md).
+// Why: a weight word is used by exactly one warp (layout.cuh gives each lane of a warp the words of its own A
+// fragments, and one warp reads an atom -- 16 rows x 64 columns -- with one coalesced 16-byte load per lane at int4),
+// so staging W in shared memory buys nothing but a barrier per stage -- the top stall of the cp.async decode kernel
+// under ncu (NOTES.md, sessions 3 and 7).  Here the main loop has NO block barrier: each warp keeps kStages atoms of
+// its own weights in flight in a register ring and never waits for another warp.
 //
 // Work decomposition
-//   grid  = (token tiles, weight-row tiles, K splits); a K split is at most kAtomsK atom columns (the "range").
-//   block = kWarpsN warps; warp wn owns kTilesM atom rows (16 weight rows each) over the whole range.
-//   1. the block copies its x tile [kBT][range] (padded rows, XTilePadded) and the range's group scales / zero terms
-//      into shared memory with cp.async -- meanwhile every warp already has its first kStages atoms' loads in flight;
-//   2. each warp walks the range's atom columns with a kStages-deep ring of atoms in REGISTERS: it issues the load of
-//      atom a + kStages before doing the math of atom a (Wna16Math::atom);
-//   3. split-K epilogue shared with gemm_wna16.cuh (deterministic ticket reduction).
-// No block-wide barrier after step 1.  kWarpsK must be 1 (each warp's K is the whole range).
+//   grid  = (token tiles, weight-row tiles, K splits); split z covers atom columns [z * P, min(K64/64, (z + 1) * P))
+//           of the "range", P = atoms_per_split (a launch parameter; the host keeps it a multiple of the unit below).
+//   block = kWarpsN x kWarpsK warps.  Warp (wn, wk) owns kTilesM atom rows (16 weight rows each) and, of the block's
+//           range, the UNITS wk, wk + kWarpsK, ... -- a unit is kUnitAtoms consecutive atom columns, one scale window
+//           (below) -- so K-warps interleave at unit granularity and stream neighbouring columns at the same time.
+//   MMA   = m16n8k16 with W as A (rows = output channels) and x as B (columns = tokens), as everywhere.
+// Phases
+//   1. every warp issues the loads of its first kStages atoms (before griddepcontrol.wait: weights are never written
+//      by an earlier kernel), the block copies the range's group scales / zero terms to shared memory;
+//   2. after griddepcontrol.wait the block copies its activation rows of the range to shared memory and sums them
+//      per scale window (below); one barrier;
+//   3. the barrier-free main loop: per atom, consume the oldest ring slot, refill it kStages atoms ahead, dequantize
+//      the raw pairs and issue the MMAs; at the end of each window fold its zero and scale into the accumulators;
+//   4. the K-warps' accumulators are summed in shared memory and the split-K epilogue of gemm_wna16.cuh runs
+//      (deterministic ticket reduction across splits).
+//
+// Accumulator-side dequantization.  The MMAs consume the RAW pairs of dequant.cuh (int: R = kRawBias + code, exact in
+// T; float: the code's value, exponent adjusted) and the zero / scale of window w are applied to the fp32 partial sums
+// part_w at the window's end:
+//     sum_k x_k (R_k - Z) s  =  s (part_w - Z xs_w),     part_w = sum_{k in w} x_k R_k,   xs_w = sum_{k in w} x_k
+// xs_w depends only on the activations, so the block computes it once for every window of its range (phase 2) instead
+// of every warp subtracting Z from every weight pair (one HSUB2 per pair: a third of the int4 dequant's instructions)
+// or running an extra all-ones MMA per k16 step.  A window is the scale group (or one atom, 64 columns, when there is no
+// group but an integer zero to fold); formats with neither (int8 in bf16, floats with channel scales) accumulate directly.
+// Rounding: R and x are exact in T, their products exact in fp32; Z xs_w cancels the 128 (bf16) or 1024 (fp16) of the
+// magic number, costing ~5 (~10) bits of the fp32 partial -- far below the 16-bit output's precision.
+//
+// Activation rows past M: a block with r < kBT valid tokens stores only those r rows; the ldmatrix row addresses of
+// tokens r..kBT-1 repeat row r-1 (clamped), so their MMA columns hold copies that the epilogue never writes (every
+// output element is its own dot product: a column never leaks into another).
 #pragma once
 
 #include "humming/gemm_wna16.cuh"
 
 namespace humming {
 
-// Shared-memory plan (must equal KernelChoice.smem_bytes for pipeline "direct" in vllm_humming/tuning/heuristics.py).
+// Compile-time facts of a format on this kernel (DirectPlan) -- what the host mirrors in
+// vllm_humming/tuning/heuristics.py (direct_unit_atoms / KernelChoice.direct_smem_bytes).
+template <class Cfg> struct DirectPlan {
+  using Family = typename Cfg::Family;
+  // int families: w = (R - Z) * s with Z = kRawBias + offset (+ zero): the constant part, 0 for int8 in bf16
+  static constexpr int kConstZero = Family::kIsInt ? Family::kRawBias + Cfg::kOffset : 0;
+  static constexpr bool kXSum = Family::kIsInt && (Cfg::kZeroMode != kNoZero || kConstZero != 0);
+  static constexpr bool kWindows = Cfg::kGroup != 0 || kXSum;   // partial sums flushed per window
+  static constexpr int kWindow = Cfg::kGroup != 0 ? Cfg::kGroup : 64;    // columns per window (no group: one atom)
+  static constexpr int kUnitAtoms = (kWindows && kWindow > 64) ? kWindow / 64 : 1;
+  static constexpr int kWindowSteps = kWindow >= 64 ? 4 : kWindow / 16;  // k16 steps per window inside one atom
+  static_assert(kWindow % 16 == 0 && (kWindow & (kWindow - 1)) == 0 && kWindow <= 256,
+                "direct kernel: windows are 16..256 columns, a power of two (the host refuses other groups)");
+  static_assert(Cfg::kBT == 8 || Cfg::kBT == 16, "direct kernel: decode token tiles of 8 or 16");
+  // the main loop is unrolled by lcm(ring depth, unit): every ring slot and window position is a constant
+  static constexpr int kBody = Cfg::kStages % kUnitAtoms == 0 ? Cfg::kStages
+                             : (Cfg::kStages * kUnitAtoms) / (Cfg::kStages % 2 == 0 ? 2 : 1);
+  static_assert(kBody % Cfg::kStages == 0 && kBody % kUnitAtoms == 0, "unit atoms are 1, 2 or 4");
+};
+
+// Shared-memory plan, per launch (the range and the stored rows are launch parameters):
+//   [x rows: rows x (range + 8) T][group scales: groups x kBN T][zero terms: same][window sums: windows x kBT fp32]
+//   [K-warp reduction scratch]
+// The +8 pads each x row by 16 bytes, so the 8 rows an ldmatrix phase reads start in 8 distinct 16-byte bank groups.
+// Must equal KernelChoice.direct_smem_bytes (vllm_humming/tuning/heuristics.py).
 template <class Cfg> struct DirectSmem {
-  static constexpr int kXRowElems = XTilePadded<Cfg::kBK>::kRowElems;
-  static constexpr int kX = Cfg::kBT * kXRowElems * 2;
-  static constexpr int kBytes = kX + Cfg::kSmemS + Cfg::kSmemZ;
-  static_assert(kX % 16 == 0, "16-byte aligned shared regions");
+  using Plan = DirectPlan<Cfg>;
+  int ld, off_s, off_z, off_xs, off_red, windows;
+  HUMMING_DEVICE DirectSmem(int range_cols, int rows) {
+    ld = range_cols + 8;
+    const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
+    windows = ceil_div(range_cols, Plan::kWindow);
+    off_s = rows * ld * 2;
+    off_z = off_s + groups * Cfg::kBN * 2;
+    off_xs = off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0);
+    off_red = off_xs + windows * Cfg::kBT * 4;
+  }
+};
+
+// One warp's math: accumulators (WarpAccumulators), the per-window raw partial sums, and where its operands live in
+// shared memory.
+template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
+  using Base = WarpAccumulators<Cfg>;
+  using Base::acc;
+  using Base::g;
+  using Base::lane;
+  using Base::wn;
+  using T = typename Cfg::T;
+  using T2 = typename Cfg::T2;
+  using Family = typename Cfg::Family;
+  using Plan = DirectPlan<Cfg>;
+  static constexpr int kTG = Cfg::kTokenGroups;
+  static constexpr int kTilesM = Cfg::kTilesM;
+  static constexpr int kBits = Cfg::kBits;
+  static constexpr int kBN = Cfg::kBN;
+  static constexpr int kBT = Cfg::kBT;
+  static constexpr int kU = Plan::kUnitAtoms;
+
+  float part[Plan::kWindows ? kTilesM : 1][Plan::kWindows ? kTG : 1][4];
+  const T* xrow;       // this lane's ldmatrix row address at the range's first column
+  const T* ss;         // group scales [groups][kBN]
+  const T* sz;         // zero terms   [groups][kBN]
+  const float* xs;     // window sums  [windows][kBT]
+
+  HUMMING_DEVICE DirectMath(int wn_, int wk_, int lane_, const uint8_t* smem, const DirectSmem<Cfg>& L, int rows)
+      : Base(wn_, wk_, lane_) {
+    // ldmatrix.x4: lane l supplies the row address of row l % 8 of matrix l / 8 (copy.cuh)
+    //   kBT = 8 : matrices = the 4 chunks (8 columns each) of two k16 steps, all of token rows 0..7
+    //   kBT = 16: matrices = (tokens 0-7, chunk 2f), (0-7, 2f+1), (8-15, 2f), (8-15, 2f+1) of step f
+    const int token = kBT == 8 ? lane % 8 : (lane / 16) * 8 + lane % 8;
+    const int chunk = kBT == 8 ? lane / 8 : (lane / 8) % 2;
+    xrow = reinterpret_cast<const T*>(smem) + min(token, rows - 1) * L.ld + chunk * 8;
+    ss = reinterpret_cast<const T*>(smem + L.off_s);
+    sz = reinterpret_cast<const T*>(smem + L.off_z);
+    xs = reinterpret_cast<const float*>(smem + L.off_xs);
+    this->clear();
+  }
+
+  // B fragments (activations) of the 4 k16 steps of atom column `al` of the range.
+  HUMMING_DEVICE void load_b(uint32_t (&b)[4][kTG][2], int al) const {
+    const T* p = xrow + al * 64;
+    uint32_t rr[4];
+    if constexpr (kBT == 8) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        ldmatrix_x4(rr, p + 32 * h);
+        b[2 * h][0][0] = rr[0]; b[2 * h][0][1] = rr[1];
+        b[2 * h + 1][0][0] = rr[2]; b[2 * h + 1][0][1] = rr[3];
+      }
+    } else {
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        ldmatrix_x4(rr, p + 16 * f);
+        b[f][0][0] = rr[0]; b[f][0][1] = rr[1];
+        b[f][1][0] = rr[2]; b[f][1][1] = rr[3];
+      }
+    }
+  }
+
+  // Fold window / group `wi` (index in the range) into acc: acc += s * (part - Z * xs) [+ zterm * xs].
+  HUMMING_DEVICE void flush(int wi) {
+    const int t = lane % 4;
+    float2 xv[kTG];
+    if constexpr (Plan::kXSum) {
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg) xv[tg] = *reinterpret_cast<const float2*>(xs + wi * kBT + tg * 8 + 2 * t);
+    }
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm) {
+      const int row = (wn * kTilesM + tm) * 16 + g;
+      float sc[2], zc[2], nz[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        sc[h] = Cfg::kGroup != 0 ? to_float(ss[wi * kBN + row + 8 * h]) : 1.f;
+        zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[wi * kBN + row + 8 * h])
+              : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
+                                             : (float)Plan::kConstZero;
+        nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[wi * kBN + row + 8 * h]) : 0.f;
+      }
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int h = v >> 1;
+          float p = part[tm][tg][v];
+          if constexpr (Plan::kXSum) p = fmaf(-zc[h], (v & 1) ? xv[tg].y : xv[tg].x, p);
+          acc[tm][tg][v] = Cfg::kGroup != 0 ? fmaf(sc[h], p, acc[tm][tg][v]) : acc[tm][tg][v] + p;
+          if constexpr (Cfg::kZeroMode == kFloatZero)
+            acc[tm][tg][v] = fmaf(nz[h], (v & 1) ? xv[tg].y : xv[tg].x, acc[tm][tg][v]);
+        }
+    }
+  }
+
+  // Consume atom column `al` of the range, whose packed words this lane holds; kPos = the atom's position in its
+  // unit (window ends are compile-time).
+  template <int kPos> HUMMING_DEVICE void atom(const uint32_t (&words)[kTilesM][kBits], int al) {
+#ifdef HUMMING_SKIP_MATH
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm)
+#pragma unroll
+      for (int i = 0; i < kBits; ++i) acc[0][0][0] += __uint_as_float(words[tm][i] & 0x007fffffu);   // experiments only
+    return;
+#endif
+    uint32_t b[4][kTG][2];
+    load_b(b, al);
+    static_for<4>([&](auto f_) {
+      constexpr int f = decltype(f_)::value;
+      constexpr bool kFirst = Plan::kWindow >= 64 ? (kPos == 0 && f == 0) : (f % Plan::kWindowSteps == 0);
+      constexpr bool kLast = Plan::kWindow >= 64 ? (kPos == kU - 1 && f == 3) : ((f + 1) % Plan::kWindowSteps == 0);
+#pragma unroll
+      for (int tm = 0; tm < kTilesM; ++tm) {
+        uint32_t af[4];
+        static_for<4>([&](auto r_) {
+          constexpr int r = decltype(r_)::value;
+          uint32_t raw = Family::template raw<4 * f + r>(words[tm]);   // pair q = 4f + r (layout.cuh)
+          if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
+          af[r] = raw;
+        });
+#pragma unroll
+        for (int tg = 0; tg < kTG; ++tg) {
+          if constexpr (!Plan::kWindows) mma_16816<T>(acc[tm][tg], af, b[f][tg]);
+          else if constexpr (kFirst) mma_16816_first<T>(part[tm][tg], af, b[f][tg]);
+          else mma_16816<T>(part[tm][tg], af, b[f][tg]);
+        }
+      }
+      if constexpr (Plan::kWindows && kLast)
+        flush(Plan::kWindow >= 64 ? al / kU : al * (64 / Plan::kWindow) + f / Plan::kWindowSteps);
+    });
+  }
+};
+
+// One warp's walk over its atom sequence, for the loads: position i of the sequence is atom column
+//     al(i) = (wk + (i / kU) * kWarpsK) * kU + i % kU
+// of the block's range (its units wk, wk + kWarpsK, ...), and the warp's kTilesM atom rows of that column are
+// consecutive in memory (layout.cuh), so one pointer serves every tile (tile tm at tm * kAtomWords words).  Positions
+// past the sequence, atoms past the split's end (the last split) and rows past N load zeros.
+template <class Cfg> struct DirectWeightStream {
+  static constexpr int kTilesM = Cfg::kTilesM;
+  static constexpr int kBits = Cfg::kBits;
+  static constexpr int kAtomWords = Cfg::kAtomWords;
+  static constexpr int kU = DirectPlan<Cfg>::kUnitAtoms;
+  const uint32_t* ptr;      // position i's atom, tile 0
+  size_t col_stride;        // words between atom columns
+  int i, al, n_seq, al_end, lane;
+  bool row_ok[kTilesM];
+
+  HUMMING_DEVICE DirectWeightStream(const uint32_t* w, int ka0, int ka1, int n_seq_, int wk, int atom_row0,
+                                    int n_atoms, int lane_)
+      : col_stride((size_t)n_atoms * kAtomWords), i(0), al(wk * kU), n_seq(n_seq_), al_end(ka1 - ka0), lane(lane_) {
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm) row_ok[tm] = atom_row0 + tm < n_atoms;
+    ptr = w + ((size_t)ka0 + al) * col_stride + (size_t)min(atom_row0, n_atoms - 1) * kAtomWords;
+  }
+
+  // Load position i into dst and step to i + 1; kPos = i % kU (a compile-time constant at every call site).
+  template <int kPos> HUMMING_DEVICE void load_next(uint32_t (&dst)[kTilesM][kBits]) {
+    const bool ok = i < n_seq && al < al_end;
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm) {
+      if (ok && row_ok[tm]) {
+        load_atom_words<kBits, true>(dst[tm], ptr + tm * kAtomWords, lane);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kBits; ++j) dst[tm][j] = 0u;
+      }
+    }
+    // the next atom of the unit, or the first atom of this warp's next unit
+    constexpr int kStep = kPos == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
+    ++i;
+    al += kStep;
+    ptr += kStep * col_stride;
+  }
 };
 
 template <class Cfg>
@@ -39,100 +267,144 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
                                                   const typename Cfg::T* __restrict__ bias,
                                                   typename Cfg::T* __restrict__ y, float* __restrict__ ws,
                                                   int* __restrict__ tickets, int M, int N, int K, int N16, int K64,
-                                                  int atoms_per_split) {
-  static_assert(Cfg::kWarpsK == 1, "direct loads: each warp covers the whole K range of its block");
+                                                  int atoms_per_split, int flags) {
   static_assert(!Cfg::kWgmma, "the direct mainloop issues mma.sync only (wgmma runs in gemm_wna16.cuh)");
   using T = typename Cfg::T;
-  using Smem = DirectSmem<Cfg>;
+  using Plan = DirectPlan<Cfg>;
   constexpr int kBits = Cfg::kBits;
   constexpr int kBN = Cfg::kBN;
-  constexpr int kBK = Cfg::kBK;          // the longest K range a block takes
   constexpr int kBT = Cfg::kBT;
   constexpr int kDepth = Cfg::kStages;   // atoms in flight per warp (register ring)
   constexpr int kTilesM = Cfg::kTilesM;
-  constexpr int kAtomWords = Cfg::kAtomWords;
+  constexpr int kU = Plan::kUnitAtoms;
+  constexpr int kThreads = Cfg::kThreads;
 
   extern __shared__ __align__(16) uint8_t smem[];
-  T* sx = reinterpret_cast<T*>(smem);
-  T* ss = reinterpret_cast<T*>(smem + Smem::kX);
-  T* sz = reinterpret_cast<T*>(smem + Smem::kX + Cfg::kSmemS);
 
-  const int lane = threadIdx.x % 32;
-  const int wn = threadIdx.x / 32;
+  const int tid = threadIdx.x;
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const int wn = warp % Cfg::kWarpsN;
+  const int wk = warp / Cfg::kWarpsN;
   const int m0 = blockIdx.x * kBT;
   const int n_atom0 = blockIdx.y * (kBN / 16);
   const int n0 = n_atom0 * 16;
   const int n_atoms = N16 / 16;
-  const int ka_begin = blockIdx.z * atoms_per_split;
-  const int n_at = min(atoms_per_split, K64 / 64 - ka_begin);   // atom columns of this block (<= kAtomsK)
+  const int k_atoms = K64 / 64;
+  const int ka0 = blockIdx.z * atoms_per_split;
+  const int ka1 = min(k_atoms, ka0 + atoms_per_split);   // the last split may be shorter: its tail loads zeros
+  const int range_cols = atoms_per_split * 64;
+  const int rows_alloc = min(kBT, M);                    // the same in every block: the shared-memory layout
+  const int rows = min(kBT, M - m0);                     // this block's valid token rows
+  const DirectSmem<Cfg> L(range_cols, rows_alloc);
+  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
 
-  // ---- 2 (issued first): the first kDepth atoms of this warp, global -> registers
+  // ---- the warp's weight stream (DirectWeightStream): kDepth atoms of its sequence ahead of the math
+  const int units = ceil_div(atoms_per_split, kU);
+  const int n_seq = wk < units ? ceil_div(units - wk, Cfg::kWarpsK) * kU : 0;
+  DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, wk, n_atom0 + wn * kTilesM, n_atoms, lane);
   uint32_t ring[kDepth][kTilesM][kBits];
-  auto load_atom = [&](int a, uint32_t (&dst)[kTilesM][kBits]) {
-#pragma unroll
-    for (int tm = 0; tm < kTilesM; ++tm) {
-      const int atom_row = n_atom0 + wn * kTilesM + tm;
-      if (a < n_at && atom_row < n_atoms) {
-        load_atom_words<kBits>(dst[tm], w + ((size_t)(ka_begin + a) * n_atoms + atom_row) * kAtomWords, lane);
-      } else {
-#pragma unroll
-        for (int i = 0; i < kBits; ++i) dst[tm][i] = 0u;   // rows past N: never written out
-      }
-    }
-  };
-#pragma unroll
-  for (int d = 0; d < kDepth; ++d) load_atom(d, ring[d]);
 
-  // ---- 1: x tile and the range's scales / zero terms -> shared memory
-  {
-    constexpr int kChunksPerRow = kBK / 8;
-    for (int c = threadIdx.x; c < kBT * kChunksPerRow; c += blockDim.x) {
-      const int r = c / kChunksPerRow;
-      const int ch = c % kChunksPerRow;
-      const int col = ka_begin * 64 + ch * 8;
-      const bool valid = (m0 + r < M) && (ch < n_at * 8) && (col < K);   // zero-filled: K tail and padding rows
-      copy16_async(sx + r * Smem::kXRowElems + ch * 8, valid ? x + (size_t)(m0 + r) * K + col : x, valid);
+  // ---- 1: the first kDepth atoms, then the range's scales / zero terms (weights: safe before the grid wait)
+  static_for<kDepth>([&](auto d_) {
+    constexpr int d = decltype(d_)::value;
+    stream.template load_next<d % kU>(ring[d]);
+  });
+  if constexpr (Cfg::kGroup != 0) {
+    constexpr int kChunksPerGroup = kBN / 8;
+    const int groups = range_cols / Cfg::kGroup;
+    const int grp0 = ka0 * 64 / Cfg::kGroup;
+    const int num_groups = ceil_div(K64, Cfg::kGroup);
+    T* ss = reinterpret_cast<T*>(smem + L.off_s);
+    T* sz = reinterpret_cast<T*>(smem + L.off_z);
+    for (int c = tid; c < groups * kChunksPerGroup; c += kThreads) {
+      const int gi = c / kChunksPerGroup;
+      const int ch = c % kChunksPerGroup;
+      const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
+      const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
+      copy16_async(ss + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
+      if constexpr (Cfg::kZeroMode != kNoZero) copy16_async(sz + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
     }
-    if constexpr (Cfg::kGroup != 0) {
-      constexpr int kChunksPerGroup = kBN / 8;
-      const int grp0 = (ka_begin * 64) / Cfg::kGroup;
-      const int num_groups = ceil_div(K64, Cfg::kGroup);
-      for (int c = threadIdx.x; c < Cfg::kGroupsPerStage * kChunksPerGroup; c += blockDim.x) {
-        const int gi = c / kChunksPerGroup;
-        const int ch = c % kChunksPerGroup;
-        const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
-        const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
-        copy16_async(ss + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
-        if constexpr (Cfg::kZeroMode != kNoZero) {
-          copy16_async(sz + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
-        }
-      }
+  }
+  // ---- 2: activations (written by the previous kernel: only after the grid dependency wait)
+  grid_dependency_wait();
+  // When the next PDL launch may start prefetching its weights: right away when this grid fills the resident slots
+  // (it then hides this grid's tail), else after the main loop (see gemm_wna16.cuh; the host decides: flags).
+  if (release_early) grid_dependents_launch();
+  {
+    const int chunks_per_row = range_cols / 8;
+    T* sx = reinterpret_cast<T*>(smem);
+    for (int c = tid; c < rows * chunks_per_row; c += kThreads) {
+      const int r = c / chunks_per_row;
+      const int ch = c % chunks_per_row;
+      const int col = ka0 * 64 + ch * 8;
+      const bool valid = col < K && col < ka1 * 64;   // K tail / the last split's missing atoms: zeros
+      copy16_async(sx + r * L.ld + ch * 8, valid ? x + (size_t)(m0 + r) * K + col : x, valid);
     }
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
   }
-
-  // ---- 2: the register ring
-  Wna16Math<Cfg, XTilePadded<kBK>> math(wn, 0, lane);
-#pragma unroll 1
-  for (int a0 = 0; a0 < n_at; a0 += kDepth) {
+  if constexpr (Plan::kXSum) {
+    // window sums of x: thread = one 8-column chunk; the kWindow / 8 chunks of a window sit in consecutive lanes of one
+    // warp (range_cols is a multiple of kWindow here: the host keeps atoms_per_split a multiple of kU), so a
+    // butterfly of shuffles sums them in a fixed order -- deterministic.  Token slots past the valid rows read as 0.
+    constexpr int kChunksPerWindow = Plan::kWindow / 8;
+    static_assert(kChunksPerWindow <= 32, "a window's chunks fit one warp");
+    const int chunks_per_row = range_cols / 8;
+    const int total = rows * chunks_per_row;
+    const T* sx = reinterpret_cast<const T*>(smem);
+    float* xs = reinterpret_cast<float*>(smem + L.off_xs);
+    for (int c0 = tid - lane; c0 < total; c0 += kThreads) {   // warp-uniform bound: every lane shuffles
+      const int c = c0 + lane;
+      float v = 0.f;
+      if (c < total) {
+        const int r = c / chunks_per_row, ch = c % chunks_per_row;
+        const uint4 q = *reinterpret_cast<const uint4*>(sx + r * L.ld + ch * 8);
+        const uint32_t u[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
-      const int a = a0 + d;
-      if (a < n_at) {
+        for (int e = 0; e < 4; ++e) {
+          const typename Cfg::T2 p = as_t2<typename Cfg::T2>(u[e]);
+          v += to_float(p.x) + to_float(p.y);
+        }
+      }
+#pragma unroll
+      for (int o = 1; o < kChunksPerWindow; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (c < total && c % kChunksPerWindow == 0) {
+        const int r = c / chunks_per_row, ch = c % chunks_per_row;
+        xs[(ch / kChunksPerWindow) * kBT + r] = v;
+      }
+    }
+    for (int i = tid; i < L.windows * (kBT - rows); i += kThreads)
+      xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
+    __syncthreads();
+  }
+
+  // ---- 3: the register ring, unrolled by lcm(depth, unit) (Plan::kBody): every slot and window position a constant
+  DirectMath<Cfg> math(wn, wk, lane, smem, L, rows);
+  int al = wk * kU;   // the math's atom column (position i of the sequence)
+#pragma unroll 1
+  for (int i0 = 0; i0 < n_seq; i0 += Plan::kBody) {
+    static_for<Plan::kBody>([&](auto d_) {
+      constexpr int d = decltype(d_)::value;
+      constexpr int slot = d % kDepth;
+      if (i0 + d < n_seq) {   // n_seq and i0 are multiples of kU: a window is never cut
         uint32_t cur[kTilesM][kBits];
 #pragma unroll
         for (int tm = 0; tm < kTilesM; ++tm)
 #pragma unroll
-          for (int i = 0; i < kBits; ++i) cur[tm][i] = ring[d][tm][i];
-        load_atom(a + kDepth, ring[d]);   // refill the slot before the math: kDepth atoms stay in flight
-        math.atom(cur, sx, ss, sz, a);
+          for (int j = 0; j < kBits; ++j) cur[tm][j] = ring[slot][tm][j];
+        stream.template load_next<(d + kDepth) % kU>(ring[slot]);   // position i0 + d + kDepth: kDepth in flight
+        math.template atom<d % kU>(cur, al);
+        al += d % kU == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
       }
-    }
+    });
   }
+  // every weight byte of this block is read: the next PDL launch may start prefetching its own
+  if (!release_early) grid_dependents_launch();
 
-  // ---- 3
+  // ---- 4
+  math.reduce_k(reinterpret_cast<float*>(smem + L.off_red), [] { __syncthreads(); });
   splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0);
 }
 

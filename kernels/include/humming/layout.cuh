@@ -56,23 +56,25 @@ template <int kBits> struct PlaneSplit {
   static constexpr int kLaneWords = kBits;          // words per lane per atom
 };
 
-// Load the kBits words lane `lane` owns in the atom starting at `atom` (shared memory): plane by plane, each plane's
-// p words with one vector load.
-template <int kBits, int kPlane>
+// Load the kBits words lane `lane` owns in the atom starting at `atom` (shared memory; kGlobal: global memory, read
+// once -- gemm_wna16_direct.cuh): plane by plane, each plane's p words with one vector load.
+template <int kBits, int kPlane, bool kGlobal>
 HUMMING_DEVICE void load_plane_words(uint32_t (&w)[kBits], const uint32_t* atom, int lane) {
   using PS = PlaneSplit<kBits>;
   if constexpr (kPlane < PS::kNum) {
     constexpr int p = PS::width(kPlane);
     uint32_t tmp[p];
-    load_words<p>(tmp, atom + PS::atom_word(kPlane) + lane * p);
+    if constexpr (kGlobal) ldg_stream_words<p>(tmp, atom + PS::atom_word(kPlane) + lane * p);
+    else load_words<p>(tmp, atom + PS::atom_word(kPlane) + lane * p);
 #pragma unroll
     for (int j = 0; j < p; ++j) w[PS::lane_word(kPlane) + j] = tmp[j];
-    load_plane_words<kBits, kPlane + 1>(w, atom, lane);
+    load_plane_words<kBits, kPlane + 1, kGlobal>(w, atom, lane);
   }
 }
 
-template <int kBits> HUMMING_DEVICE void load_atom_words(uint32_t (&w)[kBits], const uint32_t* atom, int lane) {
-  load_plane_words<kBits, 0>(w, atom, lane);
+template <int kBits, bool kGlobal = false>
+HUMMING_DEVICE void load_atom_words(uint32_t (&w)[kBits], const uint32_t* atom, int lane) {
+  load_plane_words<kBits, 0, kGlobal>(w, atom, lane);
 }
 
 // The code bits of pair q, both halves, moved to bit 0 of each half, or-ed into kBase:

@@ -122,9 +122,79 @@ template <int kBK> struct XTilePadded {
   }
 };
 
+// One warp's accumulators of a block tile -- kTilesM m16 tiles x kTG n8 token groups, mma.m16n8k16's D layout --
+// and what every mainloop does with them at the end: the intra-block K reduction and the walk over the outputs that
+// the epilogues (splitk_epilogue, streamk_end_segment) take.  Wna16Math (shared-memory stages) and DirectMath
+// (gemm_wna16_direct.cuh, weights from registers) derive from it.
+template <class Cfg> struct WarpAccumulators {
+  static constexpr int kTG = Cfg::kTokenGroups;
+  float acc[Cfg::kTilesM][kTG][4];
+  int wn, wk, lane, g;
+
+  HUMMING_DEVICE WarpAccumulators(int wn_, int wk_, int lane_) : wn(wn_), wk(wk_), lane(lane_), g(lane_ / 4) {}
+
+  HUMMING_DEVICE void clear() {
+#pragma unroll
+    for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+      for (int j = 0; j < kTG; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.f;
+  }
+
+  // Intra-block K reduction: warps wk > 0 park their accumulators in `red` (Cfg::kSmemReduce bytes), `sync` is a
+  // barrier over every math warp, and warp wk == 0 adds them in wk order (deterministic).
+  template <class Sync> HUMMING_DEVICE void reduce_k(float* red, Sync&& sync) {
+    if constexpr (Cfg::kWarpsK > 1) {
+      constexpr int kPer = Cfg::kTilesM * kTG * 4;
+      if (wk > 0) {
+        float* dst = red + (((wk - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
+#pragma unroll
+        for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+          for (int j = 0; j < kTG; ++j)
+#pragma unroll
+            for (int v = 0; v < 4; ++v) dst[(i * kTG + j) * 4 + v] = acc[i][j][v];
+      }
+      sync();
+      if (wk == 0) {
+#pragma unroll 1
+        for (int o = 1; o < Cfg::kWarpsK; ++o) {
+          const float* src = red + (((o - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
+#pragma unroll
+          for (int i = 0; i < Cfg::kTilesM; ++i)
+#pragma unroll
+            for (int j = 0; j < kTG; ++j)
+#pragma unroll
+              for (int v = 0; v < 4; ++v) acc[i][j][v] += src[(i * kTG + j) * 4 + v];
+        }
+      }
+    }
+  }
+
+  // Visit every accumulator of warp wk == 0 with its (tile-local token row, tile-local output channel).
+  template <class F> HUMMING_DEVICE void for_each_output(F&& f) const {
+    const int t = lane % 4;
+#pragma unroll
+    for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+#pragma unroll
+      for (int tg = 0; tg < kTG; ++tg)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          f(tg * 8 + 2 * t + (v & 1), (wn * Cfg::kTilesM + tm) * 16 + g + 8 * (v >> 1), acc[tm][tg][v]);
+  }
+};
+
 // One warp's share of the math.  Construct once per thread; call stage() per shared-memory stage; clear() starts a
 // new output tile.  All arrays are indexed with compile-time constants only, so they live in registers.
-template <class Cfg, class XTile> struct Wna16Math {
+template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
+  using Base = WarpAccumulators<Cfg>;
+  using Base::acc;
+  using Base::clear;
+  using Base::g;
+  using Base::lane;
+  using Base::wk;
+  using Base::wn;
   using T = typename Cfg::T;
   using T2 = typename Cfg::T2;
   using Family = typename Cfg::Family;
@@ -135,7 +205,6 @@ template <class Cfg, class XTile> struct Wna16Math {
   static constexpr int kAtomWords = Cfg::kAtomWords;
   static constexpr uint32_t kOnes2 = ComputeTraits<T>::kIsBF16 ? 0x3F803F80u : 0x3C003C00u;   // {1.0, 1.0}
 
-  float acc[Cfg::kTilesM][kTG][4];
   // accumulator-side scaling state (kAccScale): per-window raw partial sums and per-token sums of x
   float part[Cfg::kAccScale ? Cfg::kTilesM : 1][Cfg::kAccScale ? kTG : 1][4];
   float xsum[Cfg::kAccScale ? kTG : 1][4];
@@ -147,21 +216,11 @@ template <class Cfg, class XTile> struct Wna16Math {
   uint32_t wg_af[kWgBufs][kWgBufSteps][Cfg::kWgmma ? Cfg::kTilesM : 1][4];
   T2 const_zero;   // kRawBias + kOffset: the constant zero term of symmetric integer formats
   T2 raw_bias;     // kRawBias: float zero points subtract only the family's bias
-  int wn, wk, lane, g;
 
-  HUMMING_DEVICE Wna16Math(int wn_, int wk_, int lane_) : wn(wn_), wk(wk_), lane(lane_), g(lane_ / 4) {
+  HUMMING_DEVICE Wna16Math(int wn_, int wk_, int lane_) : Base(wn_, wk_, lane_) {
     const_zero = pack2_from_float<T2>((float)(Family::kRawBias + Cfg::kOffset), (float)(Family::kRawBias + Cfg::kOffset));
     raw_bias = pack2_from_float<T2>((float)Family::kRawBias, (float)Family::kRawBias);
     clear();
-  }
-
-  HUMMING_DEVICE void clear() {
-#pragma unroll
-    for (int i = 0; i < Cfg::kTilesM; ++i)
-#pragma unroll
-      for (int j = 0; j < kTG; ++j)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.f;
   }
 
   // B fragments (activations) of all token groups for k16 step f of atom column a.
@@ -426,48 +485,6 @@ template <class Cfg, class XTile> struct Wna16Math {
       wgmma_wait<kPending>();
       if constexpr (kPending == 0) fence_accumulators();
     }
-  }
-
-  // Intra-block K reduction: warps wk > 0 park their accumulators in `red` (Cfg::kSmemReduce bytes), `sync` is a
-  // barrier over every math warp, and warp wk == 0 adds them in wk order (deterministic).
-  template <class Sync> HUMMING_DEVICE void reduce_k(float* red, Sync&& sync) {
-    if constexpr (Cfg::kWarpsK > 1) {
-      constexpr int kPer = Cfg::kTilesM * kTG * 4;
-      if (wk > 0) {
-        float* dst = red + (((wk - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
-#pragma unroll
-        for (int i = 0; i < Cfg::kTilesM; ++i)
-#pragma unroll
-          for (int j = 0; j < kTG; ++j)
-#pragma unroll
-            for (int v = 0; v < 4; ++v) dst[(i * kTG + j) * 4 + v] = acc[i][j][v];
-      }
-      sync();
-      if (wk == 0) {
-#pragma unroll 1
-        for (int o = 1; o < Cfg::kWarpsK; ++o) {
-          const float* src = red + (((o - 1) * Cfg::kWarpsN + wn) * 32 + lane) * kPer;
-#pragma unroll
-          for (int i = 0; i < Cfg::kTilesM; ++i)
-#pragma unroll
-            for (int j = 0; j < kTG; ++j)
-#pragma unroll
-              for (int v = 0; v < 4; ++v) acc[i][j][v] += src[(i * kTG + j) * 4 + v];
-        }
-      }
-    }
-  }
-
-  // Visit every accumulator of warp wk == 0 with its (tile-local token row, tile-local output channel).
-  template <class F> HUMMING_DEVICE void for_each_output(F&& f) const {
-    const int t = lane % 4;
-#pragma unroll
-    for (int tm = 0; tm < Cfg::kTilesM; ++tm)
-#pragma unroll
-      for (int tg = 0; tg < kTG; ++tg)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          f(tg * 8 + 2 * t + (v & 1), (wn * Cfg::kTilesM + tm) * 16 + g + 8 * (v >> 1), acc[tm][tg][v]);
   }
 };
 
