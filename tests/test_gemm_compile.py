@@ -105,6 +105,22 @@ def test_bulk_wgmma_compiles_without_serialized_mmas(cache_dir):
         assert "serialized" not in art.log, art.log
 
 
+def test_direct_wgmma_compiles_without_serialized_mmas(cache_dir):
+    """sm_90a: the direct kernel with wgmma math (weights global -> registers, x staged once per block).  A per-atom
+    branch inside the asynchronous window made ptxas serialize every wgmma (C7513); the main loop runs whole bodies
+    unconditionally and only the tail branches -- every format family, both fragment-buffer modes."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    cases = [(d, KernelChoice(16, 4, 1, 1, 64, s, "direct", "wgmma")) for d in FAMILIES for s in (3, 4)]
+    cases.append(("w:uint4b8,s:g128:bfloat16", KernelChoice(16, 8, 2, 1, 64, 2, "direct", "wgmma")))
+    cases.append(("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 2, 1, 64, 2, "direct", "wgmma")))   # step groups
+    specs = [_spec(format_params(WeightDesc.parse(d)), c, torch.float16 if "float16" in d else torch.bfloat16,
+                   "sm_90a", d) for d, c in cases]
+    for art in compile_many(specs):
+        assert len(art.cubin) > 1000
+        assert "serialized" not in art.log, art.log
+
+
 def test_int8_bf16_dequant_needs_no_float_conversion(cache_dir):
     """8-bit integer codes in bf16 dequantize with two magic numbers (dequant.cuh), not through fp32: the decode
     kernel's PTX must not convert float pairs to bf16 per weight pair.  The fp32 route it replaced emitted one

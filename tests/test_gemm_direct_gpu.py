@@ -21,6 +21,14 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 DIRECT8 = [KernelChoice(8, 1, 2, 8, 64, 4, "direct"), KernelChoice(8, 2, 2, 4, 32, 3, "direct"),
            KernelChoice(8, 4, 1, 1, 16, 6, "direct"), KernelChoice(8, 1, 4, 2, 64, 2, "direct")]
 DIRECT16 = [KernelChoice(16, 1, 2, 8, 32, 4, "direct"), KernelChoice(16, 2, 1, 2, 16, 3, "direct")]
+# sm_90a: wgmma math (operand-side dequant, x read by descriptor from per-atom swizzled tiles)
+DIRECT_WGMMA = [KernelChoice(16, 4, 1, 1, 64, 4, "direct", "wgmma"), KernelChoice(16, 8, 2, 1, 32, 3, "direct", "wgmma"),
+                KernelChoice(32, 8, 1, 1, 16, 2, "direct", "wgmma"), KernelChoice(64, 4, 2, 1, 8, 5, "direct", "wgmma"),
+                KernelChoice(128, 8, 2, 1, 4, 2, "direct", "wgmma")]
+
+
+def _wgmma_ok():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 FORMATS = ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint3b4,s:g128:bfloat16",
            "w:uint8b128,s:channel:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu",
@@ -85,6 +93,39 @@ def test_direct_forced_splits(splits, desc, monkeypatch):
     for choice in (DIRECT8[0], DIRECT8[1], DIRECT16[1]):
         m = 2 if choice.bt == 8 else 11
         _run(desc, 512, 4096 + 192, m, choice, splits=splits, monkeypatch=monkeypatch)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", DIRECT_WGMMA, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 9, 16, 33, 64, 130])
+def test_direct_wgmma_int4_shapes(choice, m, monkeypatch):
+    """Token rows past M (zero-filled x rows under the descriptor), several token tiles, K tails, odd N, ranges
+    shorter than the ring and than one fragment-buffer pair (tail atoms), split-K."""
+    if m > 2 * choice.bt:
+        pytest.skip("a few token tiles per choice are enough")
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc", FORMATS)
+@pytest.mark.parametrize("m", [5, 16, 40])
+def test_direct_wgmma_formats(desc, m, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    choice = DIRECT_WGMMA[0] if m <= 16 else DIRECT_WGMMA[2] if m <= 32 else DIRECT_WGMMA[3]
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    for n, k in [(1000, 2048 + 64), (256, 4096)]:
+        _run(desc, n, k, m, choice, dtype=dtype)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("splits", [1, 3, 64])
+def test_direct_wgmma_forced_splits(splits, monkeypatch):
+    for choice in DIRECT_WGMMA[:3]:
+        _run("w:uint4b8,s:g128:bfloat16", 512, 4096 + 192, 13, choice, splits=splits, monkeypatch=monkeypatch)
+        _run("w:uint4,s:g32:float16,zp:float", 512, 4096 + 192, 13, choice, dtype=torch.float16, splits=splits,
+             monkeypatch=monkeypatch)
 
 
 @pytest.mark.parametrize("stages", [2, 3, 5, 6])

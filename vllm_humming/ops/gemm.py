@@ -136,8 +136,11 @@ FLAG_PDL_EARLY_RELEASE = 1
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
     """(kernel name, generated .cu source) for one instantiation."""
     ctype = _CTYPE[dtype]
+    # the direct kernels take their K range at launch (atoms_k is the host's cap on it): their config carries one
+    # atom per K-warp, which keeps GemmConfig's invariants and lets choices that differ only in the cap share a kernel
+    atoms_k = choice.warps_k if choice.direct else choice.atoms_k
     cfg = (f"humming::GemmConfig<{ctype}, {fp.family_cpp(ctype)}, {fp.group}, {fp.zero_mode}, {fp.offset}, "
-           f"{choice.bt}, {choice.warps_n}, {choice.tiles_m}, {choice.warps_k}, {choice.atoms_k}, {choice.stages}"
+           f"{choice.bt}, {choice.warps_n}, {choice.tiles_m}, {choice.warps_k}, {atoms_k}, {choice.stages}"
            f"{', humming::kMmaWgmma' if choice.wgmma else ''}>")
     targs = "<Cfg>"
     if choice.bulk:
@@ -440,7 +443,8 @@ class GemmLayer:
                                      (1 if self.fp.group >= choice.block_k else choice.block_k // self.fp.group),
                                      self.fp.zero_mode != 0, self.fp.group)
             if choice.direct:
-                smem = self.info.smem_per_block   # sized per launch (the plan); allow the most a block may take
+                # sized per launch (the plan); allow the most a block may take beside the static shared memory
+                smem = self.info.smem_per_block - fn.static_smem
             fn.set_max_smem(smem)   # opt in beyond 48 KB (static smem and the 1 KB reserve count too)
             bk = _Bucket()
             bk.choice = choice
@@ -494,7 +498,7 @@ class GemmLayer:
                     zero = self.fp.zero_mode != 0
                     for _ in range(2):
                         splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bps, self.fp.group,
-                                                           zero)
+                                                           zero, smem_limit=bk.smem)
                         smem = c.direct_smem_bytes(per, min(m, c.bt), self.fp.group, zero)
                         by_smem = max(1, self.info.smem_per_sm // (smem + 1024))
                         if by_smem >= bps:
@@ -518,7 +522,7 @@ class GemmLayer:
             tail = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
             # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the stream
             flags = 0
-            if not c.bulk and not c.wgmma and not c.stream_k and \
+            if not c.bulk and (c.direct or not c.wgmma) and not c.stream_k and \
                     pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], slots):
                 flags |= FLAG_PDL_EARLY_RELEASE
             values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per, flags)

@@ -55,19 +55,18 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.mma must be one of {MMAS}, got {self.mma!r}")
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
-        if self.wgmma and (self.pipeline not in ("cp_async", "bulk") or self.atoms_k != 1 or self.warps_k != 1
-                           or self.warps_n % 4):
-            raise ValueError("KernelChoice: wgmma runs in the cp_async or bulk pipeline with atoms_k == 1, "
-                             f"warps_k == 1 and whole warpgroups (warps_n a multiple of 4), got {self.short()}")
+        if self.wgmma and (self.warps_k != 1 or self.warps_n % 4 or (self.atoms_k != 1 and self.pipeline != "direct")):
+            raise ValueError("KernelChoice: wgmma runs with warps_k == 1, whole warpgroups (warps_n a multiple of "
+                             f"4) and, outside the direct pipeline, atoms_k == 1; got {self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:
             raise ValueError("KernelChoice.stages must be >= 2")
         if self.pipeline not in PIPELINES:
             raise ValueError(f"KernelChoice.pipeline must be one of {PIPELINES}, got {self.pipeline!r}")
-        if self.pipeline == "direct" and (self.bt not in (8, 16) or self.wgmma or self.stream_k):
-            raise ValueError("KernelChoice: the direct pipeline is a decode kernel: bt 8 or 16, mma.sync, split-K, "
-                             f"got {self.short()}")
+        if self.pipeline == "direct" and (self.stream_k or (not self.wgmma and self.bt not in (8, 16))):
+            raise ValueError("KernelChoice: the direct pipeline is a split-K decode kernel: bt 8 or 16 under "
+                             f"mma.sync (wgmma: any wgmma token tile), got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -89,8 +88,9 @@ class KernelChoice:
         the double-buffered A fragments (32 * tiles_m; 8 * tiles_m with one MMA group per k16 step, which the
         kernel uses from 128 accumulators up: wna16_math.cuh kWgStepGroups) and ~24 registers of addressing must
         fit."""
-        if not self.wgmma or self.bulk:
-            # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none)
+        if not self.wgmma or self.bulk or self.direct:
+            # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none; direct:
+            # its register ring is on top of the fragments -- no cap either)
             return 0
         frags = (8 if self.wgmma_step_groups else 32) * self.tiles_m
         need = self.tiles_m * self.bt // 2 + frags + 24
@@ -171,6 +171,11 @@ class KernelChoice:
         fp32 window sums [windows][bt], the K-warps' reduction scratch."""
         cols = 64 * atoms_per_split
         groups = cols // group if group else 0
+        if self.wgmma:
+            # DirectWgmmaSmem: swizzled x tiles of all bt rows, scales, zero terms; the fp32 epilogue tile reuses
+            # the region; + 1 KB to align the base
+            return max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1),
+                       self.bt * (self.block_n + 4) * 4) + 1024
         windows = -(-cols // (group or 64))
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         return rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + windows * self.bt * 4 + red
@@ -294,26 +299,35 @@ def _direct_candidates(bucket: int):
 
 
 def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
-                         group: int = 0, zero: bool = False) -> Tuple[int, int]:
-    """(splits, atoms per split) for the direct kernel: as many K splits as fill the resident block slots once (one
-    wave: every block starts at once, so every weight load is issued from the start), each split a whole number of
-    units per K-warp (every K-warp of every block streams the same bytes), at most atoms_k atoms, and small enough
-    that its shared memory (min(m, bt) stored x rows of the range: direct_smem_bytes) fits a block.
-    HUMMING_DEBUG_SPLITS forces the count (experiments)."""
+                         group: int = 0, zero: bool = False, smem_limit: int = 0) -> Tuple[int, int]:
+    """(splits, atoms per split) for the direct kernel.  A split's range is a whole number of units per K-warp (every
+    K-warp of every block streams the same bytes), at most atoms_k atoms, and its shared memory (min(m, bt) stored x
+    rows of the range: direct_smem_bytes) fits ``smem_limit`` (default: a block's opt-in maximum less 1 KB of static
+    shared memory).  Among those, the range whose grid takes the fewest waves of resident blocks -- residency from
+    ``blocks_per_sm`` (registers) and the range's shared memory -- times each warp's atoms plus a fixed cost of
+    ~4 atoms per block (first-load latency, epilogue), fewest splits on ties.  HUMMING_DEBUG_SPLITS forces the
+    count (experiments)."""
     k_atoms = -(-k // 64)
     n_tiles = -(-n // choice.block_n)
     m_tiles = -(-m // choice.bt)
-    slots = info.sms * max(1, blocks_per_sm)
-    want = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256) or max(1, slots // (n_tiles * m_tiles))
-    unit = direct_unit_atoms(group)
+    unit = direct_unit_atoms(group)   # ranges start on group boundaries (both kernels index scales from there)
     quantum = unit * choice.warps_k
-    per = -(-k_atoms // want)
-    per = -(-per // quantum) * quantum
-    per = max(unit, min(per, choice.atoms_k // unit * unit))
+    cap = max(quantum, choice.atoms_k // quantum * quantum)
     rows = min(m, choice.bt)
-    while per > unit and choice.direct_smem_bytes(per, rows, group, zero) > info.smem_per_block:
-        per -= unit
-    return -(-k_atoms // per), per
+    limit = smem_limit or info.smem_per_block - 1024
+    forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)
+    best = None
+    for per in range(quantum, max(quantum, min(cap, -(-k_atoms // quantum) * quantum)) + 1, quantum):
+        splits = -(-k_atoms // per)
+        smem = choice.direct_smem_bytes(per, rows, group, zero)
+        if smem > limit and per > quantum:
+            continue
+        bps = max(1, min(blocks_per_sm, info.smem_per_sm // (smem + 1024)))
+        waves = -(-(n_tiles * m_tiles * splits) // (info.sms * bps))
+        cost = (abs(splits - forced), 0) if forced else (waves * (per // choice.warps_k + 4), splits)
+        if best is None or cost < best[0]:
+            best = (cost, splits, per)
+    return best[1], best[2]
 
 
 def has_bulk(arch: str) -> bool:

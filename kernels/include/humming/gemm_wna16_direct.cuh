@@ -53,11 +53,14 @@ template <class Cfg> struct DirectPlan {
   static constexpr bool kXSum = Family::kIsInt && (Cfg::kZeroMode != kNoZero || kConstZero != 0);
   static constexpr bool kWindows = Cfg::kGroup != 0 || kXSum;   // partial sums flushed per window
   static constexpr int kWindow = Cfg::kGroup != 0 ? Cfg::kGroup : 64;    // columns per window (no group: one atom)
-  static constexpr int kUnitAtoms = (kWindows && kWindow > 64) ? kWindow / 64 : 1;
+  // wgmma dequantizes in the operand (Wna16Math::atom_wgmma: no windows), so its unit is one atom
+  static constexpr int kUnitAtoms = (!Cfg::kWgmma && kWindows && kWindow > 64) ? kWindow / 64 : 1;
   static constexpr int kWindowSteps = kWindow >= 64 ? 4 : kWindow / 16;  // k16 steps per window inside one atom
   static_assert(kWindow % 16 == 0 && (kWindow & (kWindow - 1)) == 0 && kWindow <= 256,
                 "direct kernel: windows are 16..256 columns, a power of two (the host refuses other groups)");
-  static_assert(Cfg::kBT == 8 || Cfg::kBT == 16, "direct kernel: decode token tiles of 8 or 16");
+  static_assert(Cfg::kWgmma || Cfg::kBT == 8 || Cfg::kBT == 16, "direct mma.sync kernel: token tiles of 8 or 16");
+  static_assert(!Cfg::kWgmma || (Cfg::kWarpsK == 1 && Cfg::kWarpsN % 4 == 0 && Cfg::kBT % 8 == 0),
+                "direct wgmma kernel: whole warpgroups along N, no K-warps");
   // the main loop is unrolled by lcm(ring depth, unit): every ring slot and window position is a constant
   static constexpr int kBody = Cfg::kStages % kUnitAtoms == 0 ? Cfg::kStages
                              : (Cfg::kStages * kUnitAtoms) / (Cfg::kStages % 2 == 0 ? 2 : 1);
@@ -258,6 +261,149 @@ template <class Cfg> struct DirectWeightStream {
   }
 };
 
+// The range's group scales / zero terms -> shared memory [groups][kBN] (cp.async; the caller commits and waits).
+template <class Cfg>
+__device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename Cfg::T* sz,
+                                                   const typename Cfg::T* __restrict__ gscale,
+                                                   const typename Cfg::T* __restrict__ gzero, int ka0, int range_cols,
+                                                   int n0, int N16, int K64) {
+  if constexpr (Cfg::kGroup != 0) {
+    constexpr int kChunksPerGroup = Cfg::kBN / 8;
+    const int groups = range_cols / Cfg::kGroup;
+    const int grp0 = ka0 * 64 / Cfg::kGroup;
+    const int num_groups = ceil_div(K64, Cfg::kGroup);
+    for (int c = threadIdx.x; c < groups * kChunksPerGroup; c += Cfg::kThreads) {
+      const int gi = c / kChunksPerGroup;
+      const int ch = c % kChunksPerGroup;
+      const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
+      const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
+      copy16_async(ss + gi * Cfg::kBN + ch * 8, valid ? gscale + off : gscale, valid);
+      if constexpr (Cfg::kZeroMode != kNoZero)
+        copy16_async(sz + gi * Cfg::kBN + ch * 8, valid ? gzero + off : gzero, valid);
+    }
+  }
+}
+
+// sm_90a, 9+ tokens: the same weight stream with wgmma math (Wna16Math::atom_wgmma: each k16 step one
+// wgmma.mma_async m64 x kBT x 16 per warpgroup, the dequantized weights -- zero and scale applied in the operand --
+// as the register A operand, the activations read by the tensor cores from shared memory through a descriptor).
+// Shared memory (DirectWgmmaSmem, 1 KB aligned): the range's x as one 128-byte-swizzled kBT x 64 tile per atom
+// column (rows past M zero-filled: the descriptor reads all kBT rows), then the group scales / zero terms; after the
+// main loop the x region holds the fp32 output tile of the epilogue (splitk_epilogue's wgmma path).  No K-warps: a
+// warp covers the whole range, its atoms one after another, one atom's MMAs in flight over the next atom's dequant
+// (fragment buffers alternate per atom).
+template <class Cfg> struct DirectWgmmaSmem {
+  int off_s, off_z;
+  HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
+    const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
+    off_s = range_cols * Cfg::kBT * 2;
+    off_z = off_s + groups * Cfg::kBN * 2;
+  }
+};
+
+template <class Cfg>
+__device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* __restrict__ x,
+                                                        const uint32_t* __restrict__ w,
+                                                        const typename Cfg::T* __restrict__ gscale,
+                                                        const typename Cfg::T* __restrict__ gzero,
+                                                        const float* __restrict__ chscale,
+                                                        const float* __restrict__ tscale,
+                                                        const typename Cfg::T* __restrict__ bias,
+                                                        typename Cfg::T* __restrict__ y, float* __restrict__ ws,
+                                                        int* __restrict__ tickets, int M, int N, int K, int N16,
+                                                        int K64, int atoms_per_split, int flags) {
+#if defined(__CUDA_ARCH__) && !HUMMING_HAS_WGMMA
+  static_assert(!Cfg::kWgmma, "wgmma kernels compile for sm_90a only (wgmma.cuh)");
+#endif
+  using T = typename Cfg::T;
+  using Plan = DirectPlan<Cfg>;
+  constexpr int kBits = Cfg::kBits;
+  constexpr int kBN = Cfg::kBN;
+  constexpr int kBT = Cfg::kBT;
+  constexpr int kDepth = Cfg::kStages;
+  constexpr int kTilesM = Cfg::kTilesM;
+  constexpr int kThreads = Cfg::kThreads;
+  // fragment buffers alternate per atom and ring slots repeat every kDepth atoms: unroll by lcm(kDepth, 2)
+  constexpr int kBody = kDepth % 2 == 0 ? kDepth : 2 * kDepth;
+
+  extern __shared__ __align__(16) uint8_t smem_raw[];
+  uint8_t* smem = smem_raw;   // the swizzled x tiles start on a 1 KB boundary (the host adds 1 KB of slack)
+  {
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+    smem += ((base + 1023u) & ~1023u) - base;
+  }
+  const int tid = threadIdx.x;
+  const int lane = tid % 32;
+  const int wn = tid / 32;
+  const int m0 = blockIdx.x * kBT;
+  const int n_atom0 = blockIdx.y * (kBN / 16);
+  const int n0 = n_atom0 * 16;
+  const int n_atoms = N16 / 16;
+  const int k_atoms = K64 / 64;
+  const int ka0 = blockIdx.z * atoms_per_split;
+  const int ka1 = min(k_atoms, ka0 + atoms_per_split);
+  const int range_cols = atoms_per_split * 64;
+  const DirectWgmmaSmem<Cfg> L(range_cols);
+  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
+  T* sx = reinterpret_cast<T*>(smem);
+  T* ss = reinterpret_cast<T*>(smem + L.off_s);
+  T* sz = reinterpret_cast<T*>(smem + L.off_z);
+
+  // ---- 1: the first kDepth atoms of this warp's rows, the range's scales (weights: before the grid wait)
+  const int n_seq = max(0, ka1 - ka0);
+  DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, 0, n_atom0 + wn * kTilesM, n_atoms, lane);
+  uint32_t ring[kDepth][kTilesM][kBits];
+  static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
+  direct_copy_scales<Cfg>(ss, sz, gscale, gzero, ka0, range_cols, n0, N16, K64);
+  // ---- 2: x after the grid dependency wait, swizzled per atom column; rows past M and columns past K / the split
+  //         zero-filled
+  grid_dependency_wait();
+  if (release_early) grid_dependents_launch();
+  {
+    const int chunks = atoms_per_split * kBT * 8;
+    for (int c = tid; c < chunks; c += kThreads) {
+      const int a = c / (kBT * 8);
+      const int r = (c / 8) % kBT;
+      const int ch = c % 8;
+      const int col = (ka0 + a) * 64 + ch * 8;
+      const bool valid = m0 + r < M && col < K && ka0 + a < ka1;
+      copy16_async(sx + a * kBT * 64 + r * 64 + ((ch ^ (r % 8)) * 8), valid ? x + (size_t)(m0 + r) * K + col : x,
+                   valid);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    fence_proxy_async_shared();   // the tensor cores read x through the async proxy (wgmma.cuh)
+    __syncthreads();
+  }
+  // ---- 3: barrier-free main loop.  Whole bodies run unconditionally: a per-atom branch inside the asynchronous
+  //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
+  Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
+  int i0 = 0;
+  auto step = [&](auto d_) {
+    constexpr int d = decltype(d_)::value;
+    constexpr int slot = d % kDepth;
+    uint32_t cur[kTilesM][kBits];
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm)
+#pragma unroll
+      for (int j = 0; j < kBits; ++j) cur[tm][j] = ring[slot][tm][j];
+    stream.template load_next<0>(ring[slot]);
+    const int al = i0 + d;
+    const int grp = Cfg::kGroup != 0 ? al * 64 / Cfg::kGroup : 0;
+    math.template wait_mma<1>();   // the MMAs that read fragment buffer d % 2 (two atoms ago) are done
+    math.template atom<d % 2>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
+  };
+#pragma unroll 1
+  for (; i0 + kBody <= n_seq; i0 += kBody) static_for<kBody>(step);
+  static_for<kBody - 1>([&](auto d_) {
+    if (i0 + decltype(d_)::value < n_seq) step(d_);
+  });
+  math.template wait_mma<0>();
+  if (!release_early) grid_dependents_launch();
+  __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
+  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem));
+}
+
 template <class Cfg>
 __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restrict__ x,
                                                   const uint32_t* __restrict__ w,
@@ -268,7 +414,11 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
                                                   typename Cfg::T* __restrict__ y, float* __restrict__ ws,
                                                   int* __restrict__ tickets, int M, int N, int K, int N16, int K64,
                                                   int atoms_per_split, int flags) {
-  static_assert(!Cfg::kWgmma, "the direct mainloop issues mma.sync only (wgmma runs in gemm_wna16.cuh)");
+  if constexpr (Cfg::kWgmma) {
+    gemm_wna16_direct_wgmma<Cfg>(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64,
+                                 atoms_per_split, flags);
+    return;
+  }
   using T = typename Cfg::T;
   using Plan = DirectPlan<Cfg>;
   constexpr int kBits = Cfg::kBits;
@@ -310,22 +460,8 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
     constexpr int d = decltype(d_)::value;
     stream.template load_next<d % kU>(ring[d]);
   });
-  if constexpr (Cfg::kGroup != 0) {
-    constexpr int kChunksPerGroup = kBN / 8;
-    const int groups = range_cols / Cfg::kGroup;
-    const int grp0 = ka0 * 64 / Cfg::kGroup;
-    const int num_groups = ceil_div(K64, Cfg::kGroup);
-    T* ss = reinterpret_cast<T*>(smem + L.off_s);
-    T* sz = reinterpret_cast<T*>(smem + L.off_z);
-    for (int c = tid; c < groups * kChunksPerGroup; c += kThreads) {
-      const int gi = c / kChunksPerGroup;
-      const int ch = c % kChunksPerGroup;
-      const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
-      const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
-      copy16_async(ss + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
-      if constexpr (Cfg::kZeroMode != kNoZero) copy16_async(sz + gi * kBN + ch * 8, valid ? gzero + off : gzero, valid);
-    }
-  }
+  direct_copy_scales<Cfg>(reinterpret_cast<T*>(smem + L.off_s), reinterpret_cast<T*>(smem + L.off_z), gscale, gzero,
+                          ka0, range_cols, n0, N16, K64);
   // ---- 2: activations (written by the previous kernel: only after the grid dependency wait)
   grid_dependency_wait();
   // When the next PDL launch may start prefetching its weights: right away when this grid fills the resident slots
@@ -381,25 +517,28 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   }
 
   // ---- 3: the register ring, unrolled by lcm(depth, unit) (Plan::kBody): every slot and window position a constant
+  //         Whole bodies run unconditionally, then the < kBody tail positions (n_seq is a multiple of kU: a window
+  //         is never cut).
   DirectMath<Cfg> math(wn, wk, lane, smem, L, rows);
   int al = wk * kU;   // the math's atom column (position i of the sequence)
+  auto step = [&](auto d_) {
+    constexpr int d = decltype(d_)::value;
+    constexpr int slot = d % kDepth;
+    uint32_t cur[kTilesM][kBits];
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm)
+#pragma unroll
+      for (int j = 0; j < kBits; ++j) cur[tm][j] = ring[slot][tm][j];
+    stream.template load_next<(d + kDepth) % kU>(ring[slot]);   // position i0 + d + kDepth: kDepth in flight
+    math.template atom<d % kU>(cur, al);
+    al += d % kU == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
+  };
+  int i0 = 0;
 #pragma unroll 1
-  for (int i0 = 0; i0 < n_seq; i0 += Plan::kBody) {
-    static_for<Plan::kBody>([&](auto d_) {
-      constexpr int d = decltype(d_)::value;
-      constexpr int slot = d % kDepth;
-      if (i0 + d < n_seq) {   // n_seq and i0 are multiples of kU: a window is never cut
-        uint32_t cur[kTilesM][kBits];
-#pragma unroll
-        for (int tm = 0; tm < kTilesM; ++tm)
-#pragma unroll
-          for (int j = 0; j < kBits; ++j) cur[tm][j] = ring[slot][tm][j];
-        stream.template load_next<(d + kDepth) % kU>(ring[slot]);   // position i0 + d + kDepth: kDepth in flight
-        math.template atom<d % kU>(cur, al);
-        al += d % kU == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
-      }
-    });
-  }
+  for (; i0 + Plan::kBody <= n_seq; i0 += Plan::kBody) static_for<Plan::kBody>(step);
+  static_for<Plan::kBody - 1>([&](auto d_) {
+    if (i0 + decltype(d_)::value < n_seq) step(d_);
+  });
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
   if (!release_early) grid_dependents_launch();
 
