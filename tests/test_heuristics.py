@@ -26,7 +26,7 @@ def test_session6_decode_rules():
     """Measured in session 6: 8-bit codes at M <= 8 use a two-stage ring; M <= 16 uses 256-row blocks of 16 warps
     (two atom rows per warp, a ring of three) for every format where it fits."""
     assert choose_kernel("sm_90a", 1, 8, 0).short() == "bt8_wn4_tm2_wk1_ak1_s2"
-    assert choose_kernel("sm_90a", 1, 4, 128).short() == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert choose_kernel("sm_90a", 1, 4, 128, pipeline="cp_async").short() == "bt8_wn4_tm2_wk1_ak1_s4"
     for bits in (3, 4, 8):
         assert choose_kernel("sm_80", 16, bits, 128).short() == "bt16_wn8_tm2_wk2_ak2_s3"
         # (sm_90a: wgmma from 9 tokens up since session 8, test_session8_narrow_decode_rule)
@@ -36,7 +36,7 @@ def test_session6_decode_rules():
 @pytest.mark.parametrize("m", [1, 3, 16, 33, 64, 100, 4096])
 def test_split_plan_covers_k(n, k, m):
     info = arch_info("sm_90a", 132)
-    c = choose_kernel("sm_90a", 64 if m > 64 else m, 4, 128)
+    c = choose_kernel("sm_90a", 64 if m > 64 else m, 4, 128, pipeline="cp_async")
     splits, per = choose_splits(c, n, k, m, info, 4)
     k_atoms = -(-k // 64)
     assert splits >= 1 and per % c.atoms_k == 0 or splits == 1
@@ -216,7 +216,7 @@ def test_split_knobs_reject_bad_values(monkeypatch):
     """HUMMING_DEBUG_SPLIT_RATIO / HUMMING_DEBUG_MAX_SPLITS: a bad value is an error naming the variable and the range;
     MAX_SPLITS caps the mma.sync split count (default 32)."""
     info = arch_info("sm_90a", 132)
-    m1 = choose_kernel("sm_90a", 1, 4, 128)
+    m1 = choose_kernel("sm_90a", 1, 4, 128, pipeline="cp_async")
     assert choose_splits(m1, 4096, 14336, 1, info, 7)[0] == 28
     monkeypatch.setenv("HUMMING_DEBUG_MAX_SPLITS", "16")
     assert choose_splits(m1, 4096, 14336, 1, info, 7)[0] == 16
@@ -255,17 +255,71 @@ def test_stream_k_choice_names_and_source():
 def test_session8_narrow_decode_rule():
     """Measured in session 8: at M <= 8 narrow layers (N < WIDE_N) with channel scales or >= 128-column groups take
     two K-warps over two-atom stages (a ring of three for 8-bit codes); wide layers, N unknown (0) and 32-column groups
-    (MXFP4) keep one-warp stages."""
+    (MXFP4) keep one-warp stages.  (sm_90a's cp.async kernels; session 9 moved some of these cases to the direct
+    kernel: test_session9_direct_rules.)"""
     from vllm_humming.tuning.heuristics import WIDE_N
 
-    assert choose_kernel("sm_90a", 1, 4, 128, n=6144).short() == "bt8_wn4_tm2_wk2_ak2_s4"
-    assert choose_kernel("sm_90a", 8, 3, 128, n=4096).short() == "bt8_wn4_tm2_wk2_ak2_s4"
-    assert choose_kernel("sm_90a", 1, 8, 0, n=4096).short() == "bt8_wn4_tm2_wk2_ak2_s3"
-    assert choose_kernel("sm_90a", 1, 4, 128, n=WIDE_N).short() == "bt8_wn4_tm2_wk1_ak1_s4"
-    assert choose_kernel("sm_90a", 1, 4, 128, n=0).short() == "bt8_wn4_tm2_wk1_ak1_s4"
-    assert choose_kernel("sm_90a", 1, 4, 32, n=6144).short() == "bt8_wn4_tm2_wk1_ak1_s4"
+    def cp(bucket, bits, group, n=0):
+        return choose_kernel("sm_90a", bucket, bits, group, n=n, pipeline="cp_async").short()
+
+    assert cp(1, 4, 128, 6144) == "bt8_wn4_tm2_wk2_ak2_s4"
+    assert cp(8, 3, 128, 4096) == "bt8_wn4_tm2_wk2_ak2_s4"
+    assert cp(1, 8, 0, 4096) == "bt8_wn4_tm2_wk2_ak2_s3"
+    assert cp(1, 4, 128, WIDE_N) == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert cp(1, 4, 128, 0) == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert cp(1, 4, 32, 6144) == "bt8_wn4_tm2_wk1_ak1_s4"
     for bits in (3, 4, 8):
-        assert choose_kernel("sm_90a", 16, bits, 128, n=6144).short() == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
-        assert choose_kernel("sm_90a", 9, bits, 128).short() == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+        assert cp(16, bits, 128, 6144) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+        assert cp(9, bits, 128) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
     for bits, group in ((4, 128), (8, 0)):
         assert choose_kernel("sm_90a", 1, bits, group, n=6144) in all_choices("sm_90a", bits, group)
+
+
+def test_session9_direct_rules():
+    """sm_90a takes the direct kernel where session 9 measured it faster; other archs and HUMMING_PIPELINE=cp_async
+    keep the cp.async kernels; every default is in all_choices (CI compiles it)."""
+    from vllm_humming.tuning.heuristics import WIDE_N
+
+    def pick(bucket, bits, n, k, flt=False, arch="sm_90a", group=128):
+        return choose_kernel(arch, bucket, bits, group, k=k, n=n, float_family=flt).short()
+
+    assert pick(1, 4, 6144, 4096) == "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(1, 4, 28672, 4096) == pick(1, 4, 4096, 14336) == "bt8_wn4_tm2_wk2_ak256_s4_direct"
+    assert pick(1, 8, 28672, 4096, group=0) == "bt8_wn4_tm2_wk1_ak256_s4_direct_wgmma"
+    assert not pick(1, 8, 6144, 4096, group=0).endswith("direct_wgmma")
+    assert pick(16, 4, 6144, 4096) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(16, 4, 28672, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    assert pick(16, 4, WIDE_N, 4096, flt=True, group=32) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
+    assert pick(16, 3, 6144, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    assert pick(32, 4, 28672, 4096) == "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(8, 4, 6144, 4096, group=96) == choose_kernel("sm_90a", 8, 4, 96, k=4096, n=6144,
+                                                             pipeline="cp_async").short()   # g96: no direct kernel
+    for arch in ("sm_80", "sm_89", "sm_120a"):
+        assert not any(c.direct for c in [choose_kernel(arch, b, 4, 128, k=4096, n=6144) for b in M_BUCKETS])
+    for bits, group, flt in ((4, 128, False), (8, 0, False), (4, 32, True), (3, 128, False)):
+        for b in (1, 16, 32):
+            for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)):
+                c = choose_kernel("sm_90a", b, bits, group, k=k, n=n, float_family=flt)
+                assert c in all_choices("sm_90a", bits, group, False, flt)
+
+
+@pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
+                                    "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt8_wn1_tm2_wk8_ak64_s4_direct"])
+@pytest.mark.parametrize("n,k", [(6144, 4096), (28672, 4096), (4096, 14336), (200, 8200), (16, 64)])
+@pytest.mark.parametrize("m", [1, 5, 16])
+@pytest.mark.parametrize("group", [0, 32, 128, 256])
+def test_direct_split_plan(choice, n, k, m, group):
+    """The direct kernel's ranges: whole units per K-warp (groups start on range boundaries), at most atoms_k atoms,
+    every split non-empty, K covered, shared memory within the block limit."""
+    from vllm_humming.tuning.heuristics import choose_direct_splits, direct_unit_atoms
+
+    c = KernelChoice.parse(choice)
+    if m > c.bt:
+        m = c.bt
+    info = arch_info("sm_90a", 132)
+    splits, per = choose_direct_splits(c, n, k, m, info, 4, group, False)
+    k_atoms = -(-k // 64)
+    unit = direct_unit_atoms(group)
+    assert per % (unit * c.warps_k) == 0 and per <= max(unit * c.warps_k, c.atoms_k)
+    assert splits * per >= k_atoms and (splits - 1) * per < k_atoms
+    assert c.direct_smem_bytes(per, min(m, c.bt), group, False) <= info.smem_per_block - 1024

@@ -226,7 +226,7 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
         if lo >= prefill_m:
             break
         lo = b + 1
-        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n)
+        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n, float_family=fp.family == "float")
         if c in seen:
             continue
         seen.add(c)
@@ -394,7 +394,7 @@ class GemmLayer:
                                 f"{bucket}: {why}")
             return c
         return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode != 0,
-                             self.info.sms, k=self.k, n=self.n)
+                             self.info.sms, k=self.k, n=self.n, float_family=self.fp.family == "float")
 
     def _kernel_buckets(self):
         """M buckets served by the GEMM kernel (the rest take the prefill path)."""

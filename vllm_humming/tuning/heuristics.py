@@ -342,16 +342,49 @@ def _has_bulk(arch: str) -> bool:
         return False
 
 
+def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int):
+    """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
+    (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
+    4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
+    measured on the H200 alone."""
+    if arch != "sm_90a":
+        return []
+    narrow = 0 < n < WIDE_N
+    if 16 < bucket <= 32:
+        # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
+        return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
+    if 8 < bucket <= 16:
+        if float_family:
+            # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
+        if bits == 4 and narrow:
+            # 9.8 / - / 17.0 vs 11.1 / - / 18.3 (28672x4096: 32.5 vs 29.3, keeps the cp.async wgmma kernel)
+            return [KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")]
+        return []
+    if bucket <= 8 and not float_family:
+        if bits == 4:
+            if narrow and 0 < k <= 4096:
+                # 6144x4096: 7.7 vs 8.3 (one wgmma m64n8k16 warpgroup pair per 128 rows, 8 K splits)
+                return [KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")]
+            # 22.7 vs 22.9 on 28672x4096, 12.2 vs 12.9 on 4096x14336 (two K-warps per 128-row block)
+            return [KernelChoice(8, 4, 2, 2, 256, 4, "direct")]
+        if bits == 8 and (n >= WIDE_N or k > 4096):
+            # int8 channel: 36.3 vs 39.5 on 28672x4096, 21.0 vs 21.9 on 4096x14336 (6144x4096 loses: 12.0 vs 10.8)
+            return [KernelChoice(8, 4, 2, 1, 256, 4, "direct", "wgmma")]
+    return []
+
+
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
-                  k: int = 0, pipeline: str = "", n: int = 0) -> KernelChoice:
+                  k: int = 0, pipeline: str = "", n: int = 0, float_family: bool = False) -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
     33 tokens up -- when K allows it (``k``: the layer's K; 0 = any; ``n``: its N, 0 = any);
-    "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16.  Both are correct on the H200
-    but not yet faster than the cp.async kernel there (NOTES.md), so they are opt-in."""
+    "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16 everywhere (the bulk pipeline
+    is correct on the H200 but slower there, NOTES.md).  Without a pipeline named, sm_90a takes the direct kernel in
+    the cases it measured faster (_direct_defaults; ``float_family``: the weights are a float format)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     bucket = m_bucket(bucket)   # any M maps to its bucket
@@ -367,6 +400,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
+        if not only:
+            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n)
+                      if c.runs_shape(k or 64, group)]
         if arch == "sm_90a" and bucket > 32:
             # wgmma (H100/H200): from 64 tokens up the mma.sync kernels are bound by shared-memory reads of x (one
             # ldmatrix per 16 weight rows) and by latency per stage; wgmma reads x once per 64 rows straight from
@@ -479,16 +515,19 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     return -(-k_atoms // per), per
 
 
-def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False):
-    """Every choice the heuristics can emit for this (arch, bits, group, zero), under either pipeline setting -- what
+def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_family=None):
+    """Every choice the heuristics can emit for this (arch, bits, group, zero), under every pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage), for any N, a narrow one and a wide one (WIDE_N)."""
+    column, never a multiple of a two-atom stage) and a long one (8192), for any N, a narrow one and a wide one
+    (WIDE_N), for int and float weights (``float_family`` None) or the one given."""
     seen = []
-    for pipeline in PIPELINES:
+    fams = (False, True) if float_family is None else (bool(float_family),)
+    for pipeline in ("",) + PIPELINES:
         for b in M_BUCKETS:
-            for k in (0, 64):
+            for k in (0, 64, 8192):
                 for n in (0, WIDE_N // 2, WIDE_N):
-                    c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n)
-                    if c not in seen:
-                        seen.append(c)
+                    for fam in fams:
+                        c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n, float_family=fam)
+                        if c not in seen:
+                            seen.append(c)
     return seen
