@@ -288,13 +288,19 @@ def _bulk_candidates(bucket: int, arch: str = ""):
     return []
 
 
-def _direct_candidates(bucket: int):
-    """Direct (global -> register) decode kernel for M <= 16: one row tile of 32 weight rows (two atom rows) per
-    block, its K range shared by 8 K-warps, 4 atoms in flight per warp."""
+def _direct_candidates(bucket: int, arch: str = ""):
+    """HUMMING_PIPELINE=direct (experiments): the direct kernel for every M <= 32 it serves -- the best choices of the
+    session-9 sweeps (results/h200-2026-12-01-s9/b_sweep_*.txt): two K-warps per 128-row block at M <= 8 (mma.sync,
+    any arch), wgmma math from 9 tokens on sm_90a; mma.sync 16-token tiles elsewhere (slower than the cp.async
+    kernel on the H200)."""
     if bucket <= 8:
-        return [KernelChoice(8, 1, 2, 8, 256, 4, "direct")]
+        return [KernelChoice(8, 4, 2, 2, 256, 4, "direct")]
     if bucket <= 16:
-        return [KernelChoice(16, 1, 2, 8, 256, 4, "direct")]
+        if arch == "sm_90a":
+            return [KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")]
+        return [KernelChoice(16, 2, 2, 4, 256, 2, "direct")]
+    if bucket <= 32 and arch == "sm_90a":
+        return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     return []
 
 
@@ -382,8 +388,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
     33 tokens up -- when K allows it (``k``: the layer's K; 0 = any; ``n``: its N, 0 = any);
-    "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16 everywhere (the bulk pipeline
-    is correct on the H200 but slower there, NOTES.md).  Without a pipeline named, sm_90a takes the direct kernel in
+    "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16 (M <= 32 on sm_90a) everywhere
+    (the bulk pipeline is correct on the H200 but slower there, NOTES.md).  Without a pipeline named, sm_90a takes the direct kernel in
     the cases it measured faster (_direct_defaults; ``float_family``: the weights are a float format)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
@@ -394,7 +400,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     if _has_bulk(arch) and only == "bulk":
         cands += [c for c in _bulk_candidates(bucket, arch) if c.runs_shape(k or c.block_k)]
     if only == "direct":
-        cands += [c for c in _direct_candidates(bucket) if c.runs_shape(k or c.block_k, group)]
+        cands += [c for c in _direct_candidates(bucket, arch) if c.runs_shape(k or c.block_k, group)]
     # an opt-in pipeline that has no choice here (M bucket, K, group, shared memory) falls back to the cp.async kernel
     cands = [c for c in cands if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero, group)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
