@@ -16,6 +16,8 @@ from vllm_humming.ops.gemm import GemmLayer
 from vllm_humming.reference import quantize_weight, reference_gemm
 from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
 
+from test_gemm_pipelines_gpu import _assert_graph_replays_match_eager
+
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 DIRECT8 = [KernelChoice(8, 1, 2, 8, 64, 4, "direct"), KernelChoice(8, 2, 2, 4, 32, 3, "direct"),
@@ -140,22 +142,7 @@ def test_direct_cuda_graph_replay():
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     qw = quantize_weight(torch.randn(3000, 4096, device="cuda") * 0.05, desc, name="graph_direct")
     layer = GemmLayer(qw, None, torch.bfloat16, choices={8: DIRECT8[0]})
-    x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
-    y0 = layer(x).clone()
-    out = torch.empty_like(y0)
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        layer(x, out=out)
-    torch.cuda.current_stream().wait_stream(s)
-    with torch.cuda.graph(g):
-        layer(x, out=out)
-    for _ in range(3):
-        out.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(out, y0)
+    _assert_graph_replays_match_eager(layer, torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16))
 
 
 def test_direct_large_activations_fp16():

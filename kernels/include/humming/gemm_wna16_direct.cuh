@@ -241,6 +241,17 @@ template <class Cfg> struct DirectWeightStream {
     ptr = w + ((size_t)ka0 + al) * col_stride + (size_t)min(atom_row0, n_atoms - 1) * kAtomWords;
   }
 
+  // Hand the oldest ring slot's words to the math (cur) and refill that slot with the next position: with a ring of
+  // kDepth slots, kDepth atoms stay in flight.  kPos: the refilled position's place in its unit.
+  template <int kPos>
+  HUMMING_DEVICE void take_and_refill(uint32_t (&cur)[kTilesM][kBits], uint32_t (&slot)[kTilesM][kBits]) {
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm)
+#pragma unroll
+      for (int j = 0; j < kBits; ++j) cur[tm][j] = slot[tm][j];
+    load_next<kPos>(slot);
+  }
+
   // Load position i into dst and step to i + 1; kPos = i % kU (a compile-time constant at every call site).
   template <int kPos> HUMMING_DEVICE void load_next(uint32_t (&dst)[kTilesM][kBits]) {
     const bool ok = i < n_seq && al < al_end;
@@ -381,13 +392,8 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   int i0 = 0;
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
-    constexpr int slot = d % kDepth;
     uint32_t cur[kTilesM][kBits];
-#pragma unroll
-    for (int tm = 0; tm < kTilesM; ++tm)
-#pragma unroll
-      for (int j = 0; j < kBits; ++j) cur[tm][j] = ring[slot][tm][j];
-    stream.template load_next<0>(ring[slot]);
+    stream.template take_and_refill<0>(cur, ring[d % kDepth]);
     const int al = i0 + d;
     const int grp = Cfg::kGroup != 0 ? al * 64 / Cfg::kGroup : 0;
     math.template wait_mma<1>();   // the MMAs that read fragment buffer d % 2 (two atoms ago) are done
@@ -523,13 +529,8 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   int al = wk * kU;   // the math's atom column (position i of the sequence)
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
-    constexpr int slot = d % kDepth;
     uint32_t cur[kTilesM][kBits];
-#pragma unroll
-    for (int tm = 0; tm < kTilesM; ++tm)
-#pragma unroll
-      for (int j = 0; j < kBits; ++j) cur[tm][j] = ring[slot][tm][j];
-    stream.template load_next<(d + kDepth) % kU>(ring[slot]);   // position i0 + d + kDepth: kDepth in flight
+    stream.template take_and_refill<(d + kDepth) % kU>(cur, ring[d % kDepth]);   // refills position i0 + d + kDepth
     math.template atom<d % kU>(cur, al);
     al += d % kU == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
   };
