@@ -17,6 +17,7 @@ from vllm_humming.reference import quantize_weight, reference_gemm
 from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
 
 from test_gemm_pipelines_gpu import _assert_graph_replays_match_eager
+from test_gemm_pipelines_gpu import _run as _run_checked
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -41,30 +42,16 @@ FORMATS = ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint
            "w:uint5b16,s:g128:bfloat16"]
 
 
-def _run(desc_str, n, k, m, choice, dtype=torch.bfloat16, bias=True, splits=None, monkeypatch=None, tol=1.2e-2,
-         x_scale=1.0):
+def _run(desc_str, n, k, m, choice, dtype=torch.bfloat16, splits=None, monkeypatch=None):
+    """test_gemm_pipelines_gpu._run (NaN-poisoned outputs, the fp32 reference, two calls bit-identical), with the split
+    count forced through HUMMING_DEBUG_SPLITS when ``splits`` is given."""
     if splits is not None:
         monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
-    desc = WeightDesc.parse(desc_str)
-    w = torch.randn(n, k, device="cuda") * 0.05
-    b = torch.randn(n, device="cuda") if bias else None
-    qw = quantize_weight(w, desc, name=f"direct[{desc_str}]", bias=b)
-    layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
-    x = (torch.randn(m, k, device="cuda") * x_scale).to(dtype)
-    ref = reference_gemm(x.float(), qw)
-    outs = []
-    for _ in range(2):
-        out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-        outs.append(layer(x, out=out))
-    torch.cuda.synchronize()
-    y = outs[0]
-    assert not torch.isnan(y).any(), f"{choice.short()}: unwritten or NaN outputs"
-    rel = ((y.float() - ref).norm() / ref.norm().clamp(min=1e-6)).item()
-    assert rel < tol, f"{desc_str} {choice.short()} N={n} K={k} M={m}: rel err {rel:.3e}"
-    assert torch.equal(outs[0], outs[1]), f"{choice.short()}: two calls differ (non-deterministic reduction)"
-    if splits is not None:
-        monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
-    return rel
+    try:
+        return _run_checked(desc_str, n, k, m, choice, dtype=dtype)
+    finally:
+        if splits is not None:
+            monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
 
 
 @pytest.mark.parametrize("choice", DIRECT8 + DIRECT16, ids=lambda c: c.short())

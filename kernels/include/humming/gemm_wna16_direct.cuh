@@ -272,6 +272,26 @@ template <class Cfg> struct DirectWeightStream {
   }
 };
 
+// Where a block of the (token tiles, weight-row tiles, K splits) grid works: its first token m0, first weight row n0
+// (atom row n_atom0), and its K range -- atom columns [ka0, ka1) of a range of atoms_per_split (the last split may be
+// shorter: its tail loads zeros).
+struct DirectBlock {
+  int m0, n_atom0, n0, n_atoms, ka0, ka1, range_cols;
+  bool release_early;   // kFlagPdlEarlyRelease (see gemm_wna16.cuh)
+  template <class Cfg> HUMMING_DEVICE static DirectBlock make(int N16, int K64, int atoms_per_split, int flags) {
+    DirectBlock b;
+    b.m0 = blockIdx.x * Cfg::kBT;
+    b.n_atom0 = blockIdx.y * (Cfg::kBN / 16);
+    b.n0 = b.n_atom0 * 16;
+    b.n_atoms = N16 / 16;
+    b.ka0 = blockIdx.z * atoms_per_split;
+    b.ka1 = min(K64 / 64, b.ka0 + atoms_per_split);
+    b.range_cols = atoms_per_split * 64;
+    b.release_early = (flags & kFlagPdlEarlyRelease) != 0;
+    return b;
+  }
+};
+
 // The range's group scales / zero terms -> shared memory [groups][kBN] (cp.async; the caller commits and waits).
 template <class Cfg>
 __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename Cfg::T* sz,
@@ -346,16 +366,11 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   const int tid = threadIdx.x;
   const int lane = tid % 32;
   const int wn = tid / 32;
-  const int m0 = blockIdx.x * kBT;
-  const int n_atom0 = blockIdx.y * (kBN / 16);
-  const int n0 = n_atom0 * 16;
-  const int n_atoms = N16 / 16;
-  const int k_atoms = K64 / 64;
-  const int ka0 = blockIdx.z * atoms_per_split;
-  const int ka1 = min(k_atoms, ka0 + atoms_per_split);
-  const int range_cols = atoms_per_split * 64;
+  const DirectBlock blk = DirectBlock::make<Cfg>(N16, K64, atoms_per_split, flags);
+  const int m0 = blk.m0, n_atom0 = blk.n_atom0, n0 = blk.n0, n_atoms = blk.n_atoms, ka0 = blk.ka0, ka1 = blk.ka1;
+  const int range_cols = blk.range_cols;
+  const bool release_early = blk.release_early;
   const DirectWgmmaSmem<Cfg> L(range_cols);
-  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
   T* sx = reinterpret_cast<T*>(smem);
   T* ss = reinterpret_cast<T*>(smem + L.off_s);
   T* sz = reinterpret_cast<T*>(smem + L.off_z);
@@ -442,18 +457,13 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   const int warp = tid / 32;
   const int wn = warp % Cfg::kWarpsN;
   const int wk = warp / Cfg::kWarpsN;
-  const int m0 = blockIdx.x * kBT;
-  const int n_atom0 = blockIdx.y * (kBN / 16);
-  const int n0 = n_atom0 * 16;
-  const int n_atoms = N16 / 16;
-  const int k_atoms = K64 / 64;
-  const int ka0 = blockIdx.z * atoms_per_split;
-  const int ka1 = min(k_atoms, ka0 + atoms_per_split);   // the last split may be shorter: its tail loads zeros
-  const int range_cols = atoms_per_split * 64;
+  const DirectBlock blk = DirectBlock::make<Cfg>(N16, K64, atoms_per_split, flags);
+  const int m0 = blk.m0, n_atom0 = blk.n_atom0, n0 = blk.n0, n_atoms = blk.n_atoms, ka0 = blk.ka0, ka1 = blk.ka1;
+  const int range_cols = blk.range_cols;
+  const bool release_early = blk.release_early;
   const int rows_alloc = min(kBT, M);                    // the same in every block: the shared-memory layout
   const int rows = min(kBT, M - m0);                     // this block's valid token rows
   const DirectSmem<Cfg> L(range_cols, rows_alloc);
-  const bool release_early = (flags & kFlagPdlEarlyRelease) != 0;
 
   // ---- the warp's weight stream (DirectWeightStream): kDepth atoms of its sequence ahead of the math
   const int units = ceil_div(atoms_per_split, kU);
