@@ -323,3 +323,13 @@ def test_direct_split_plan(choice, n, k, m, group):
     assert per % (unit * c.warps_k) == 0 and per <= max(unit * c.warps_k, c.atoms_k)
     assert splits * per >= k_atoms and (splits - 1) * per < k_atoms
     assert c.direct_smem_bytes(per, min(m, c.bt), group, False) <= info.smem_per_block - 1024
+
+
+def test_direct_choice_too_big_for_shared_memory_is_refused():
+    """A (forced) direct choice whose smallest launch cannot fit a block's shared memory is an error naming the
+    choice, the bytes and the limit -- not a failed launch (256 tokens x 256 rows: a 266 KB fp32 epilogue tile)."""
+    from vllm_humming.tuning.heuristics import choose_direct_splits
+
+    c = KernelChoice(256, 8, 2, 1, 64, 2, "direct", "wgmma")
+    with pytest.raises(ValueError, match=r"bt256_wn8_tm2_wk1_ak64_s2_direct_wgmma needs \d+ bytes.*may take \d+"):
+        choose_direct_splits(c, 4096, 4096, 256, arch_info("sm_90a", 132), 1, 128)

@@ -497,8 +497,11 @@ class GemmLayer:
                     bps = bk.blocks_by_regs
                     zero = self.fp.zero_mode != 0
                     for _ in range(2):
-                        splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bps, self.fp.group,
-                                                           zero, smem_limit=bk.smem)
+                        try:
+                            splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bps,
+                                                               self.fp.group, zero, smem_limit=bk.smem)
+                        except ValueError as e:
+                            raise DescError(f"layer {self.name!r} ({self.desc}), M={m}: {e}") from None
                         smem = c.direct_smem_bytes(per, min(m, c.bt), self.fp.group, zero)
                         by_smem = max(1, self.info.smem_per_sm // (smem + 1024))
                         if by_smem >= bps:

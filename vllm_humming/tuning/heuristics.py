@@ -322,11 +322,16 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
     rows = min(m, choice.bt)
     limit = smem_limit or info.smem_per_block - 1024
     forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)
+    smallest = choice.direct_smem_bytes(quantum, rows, group, zero)
+    if smallest > limit:
+        raise ValueError(f"kernel choice {choice.short()} needs {smallest} bytes of shared memory for its smallest K "
+                         f"range ({quantum} atoms, {rows} token rows, group {group}); a block may take {limit}: "
+                         "choose fewer token or weight rows per block")
     best = None
     for per in range(quantum, max(quantum, min(cap, -(-k_atoms // quantum) * quantum)) + 1, quantum):
         splits = -(-k_atoms // per)
         smem = choice.direct_smem_bytes(per, rows, group, zero)
-        if smem > limit and per > quantum:
+        if smem > limit:
             continue
         bps = max(1, min(blocks_per_sm, info.smem_per_sm // (smem + 1024)))
         waves = -(-(n_tiles * m_tiles * splits) // (info.sms * bps))
