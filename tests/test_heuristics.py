@@ -290,7 +290,7 @@ def test_session9_direct_rules():
     assert pick(16, 4, 6144, 4096) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"
     assert pick(16, 4, 28672, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
     assert pick(16, 4, WIDE_N, 4096, flt=True, group=32) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
-    assert pick(16, 3, 6144, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    assert pick(16, 3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
     assert pick(32, 4, 28672, 4096) == "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
     assert pick(8, 4, 6144, 4096, group=96) == choose_kernel("sm_90a", 8, 4, 96, k=4096, n=6144,
                                                              pipeline="cp_async").short()   # g96: no direct kernel
@@ -301,6 +301,35 @@ def test_session9_direct_rules():
             for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)):
                 c = choose_kernel("sm_90a", b, bits, group, k=k, n=n, float_family=flt)
                 assert c in all_choices("sm_90a", bits, group, False, flt)
+
+
+def test_session10_rules():
+    """Session 10: the narrow-layer direct wgmma decode choices extended to int3 / MXFP4 (M <= 8) and int3 / int8
+    (M = 9-16); the bulk wgmma kernel from 65 tokens on narrow layers with K <= 4096 -- on sm_90a only, never under
+    HUMMING_PIPELINE=cp_async, and every pick is in all_choices (CI compiles it)."""
+    def pick(bucket, bits, n, k, flt=False, arch="sm_90a", group=128, pipeline=""):
+        return choose_kernel(arch, bucket, bits, group, k=k, n=n, float_family=flt, pipeline=pipeline).short()
+
+    m1 = "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(1, 3, 6144, 4096) == pick(1, 4, 32, 4096, flt=True, group=32) == m1
+    assert pick(8, 4, 6144, 4096, flt=True, group=32) == m1
+    assert pick(1, 4, 6144, 4096, flt=True, group=16) != m1               # NVFP4 (g16): not measured
+    assert pick(1, 3, 28672, 4096) == pick(1, 4, 28672, 4096, flt=True, group=32) == "bt8_wn4_tm2_wk1_ak1_s4"
+    assert not pick(1, 3, 4096, 14336).endswith("direct_wgmma")
+    m16 = "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(16, 3, 6144, 4096) == pick(16, 8, 4096, 14336, group=0) == pick(9, 4, 4096, 14336) == m16
+    assert pick(16, 8, 28672, 4096, group=0) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    bulk = "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
+    for bucket in (65, 128, 256, 1023):
+        for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
+            assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == bulk
+            assert pick(bucket, bits, 6144, 4096, flt=flt, group=group, pipeline="cp_async") != bulk
+            c = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=6144, float_family=flt)
+            assert c in all_choices("sm_90a", bits, group, False, flt)
+        assert pick(bucket, 4, 4096, 14336) != bulk and pick(bucket, 4, 28672, 4096) != bulk
+        assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
+        assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
+    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"     # 64 tokens keep the cp.async kernel
 
 
 @pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",

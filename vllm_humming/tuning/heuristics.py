@@ -353,7 +353,7 @@ def _has_bulk(arch: str) -> bool:
         return False
 
 
-def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int):
+def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0):
     """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
     (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
     4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
@@ -368,21 +368,40 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
-        if bits == 4 and narrow:
-            # 9.8 / - / 17.0 vs 11.1 / - / 18.3 (28672x4096: 32.5 vs 29.3, keeps the cp.async wgmma kernel)
+        if bits in (3, 4, 8) and narrow:
+            # int4: 9.8 / - / 17.0 vs 11.1 / - / 18.3; int3 9.7 / - / 17.5 vs 10.9 / - / 17.6; int8 channel 14.0 / - /
+            # 22.9 vs 14.2 / - / 24.6 (results/h200-2026-12-01-s9/d_sweep_*_m16.txt).  28672x4096 loses (int4 32.5 vs
+            # 29.3) and keeps the cp.async wgmma kernel.
             return [KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")]
         return []
-    if bucket <= 8 and not float_family:
+    if bucket <= 8:
+        if narrow and 0 < k <= 4096 and ((not float_family and bits in (3, 4))
+                                         or (float_family and bits == 4 and (group == 0 or group >= 32))):
+            # 6144x4096: int4 7.7 vs 8.3, int3 7.7 vs 8.4, MXFP4 9.0 vs 9.6 (one wgmma m64n8k16 warpgroup pair per 128
+            # rows, 8 K splits; results/h200-2026-12-01-s9/d_sweep_*_m1.txt -- the other two shapes lose for int3 /
+            # MXFP4, which keep the cp.async kernel there)
+            return [KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")]
+        if float_family:
+            return []
         if bits == 4:
-            if narrow and 0 < k <= 4096:
-                # 6144x4096: 7.7 vs 8.3 (one wgmma m64n8k16 warpgroup pair per 128 rows, 8 K splits)
-                return [KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")]
             # 22.7 vs 22.9 on 28672x4096, 12.2 vs 12.9 on 4096x14336 (two K-warps per 128-row block)
             return [KernelChoice(8, 4, 2, 2, 256, 4, "direct")]
         if bits == 8 and (n >= WIDE_N or k > 4096):
             # int8 channel: 36.3 vs 39.5 on 28672x4096, 21.0 vs 21.9 on 4096x14336 (6144x4096 loses: 12.0 vs 10.8)
             return [KernelChoice(8, 4, 2, 1, 256, 4, "direct", "wgmma")]
     return []
+
+
+def _bulk_defaults(arch: str, bucket: int, k: int, n: int):
+    """The warp-specialized bulk wgmma kernel (gemm_wna16_sm90.cuh: a producer warpgroup, persistent stream-K) where
+    it measured faster than the cp.async wgmma kernels on the H200: more than 64 tokens on narrow layers with K <= 4096,
+    whose 96 128 x 128 tiles (6144 rows at M = 256) leave a split-K grid unbalanced over 132 SMs.  Session 10
+    (results/h200-2026-12-01-s10/), 6144x4096, us, bulk vs the cp.async default: int4 M=128 25.4 vs 28.5, M=256
+    35.6 vs 41.2, M=512 62.7 vs 62.9; M=256 int3 36.2 vs 41.7, int8 37.7 vs 39.2, MXFP4 39.1 vs 44.1.  4096x14336
+    loses (69.0 vs 65.7), and so do the wide layers (28672x4096 M=256: 130 vs 115)."""
+    if arch != "sm_90a" or bucket <= 64 or not (0 < n < WIDE_N and 0 < k <= 4096):
+        return []
+    return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
@@ -412,8 +431,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
         if not only:
-            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n)
+            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group)
                       if c.runs_shape(k or 64, group)]
+            cands += [c for c in _bulk_defaults(arch, bucket, k, n) if c.runs_shape(k)]
         if arch == "sm_90a" and bucket > 32:
             # wgmma (H100/H200): from 64 tokens up the mma.sync kernels are bound by shared-memory reads of x (one
             # ldmatrix per 16 weight rows) and by latency per stage; wgmma reads x once per 64 rows straight from

@@ -1,5 +1,6 @@
-// humming/gemm_wna16_sm90.cuh -- the WnA16 GEMM for small M on sm_90+: warp-specialized, bulk-copy pipeline,
-// persistent stream-K schedule.  Same math (wna16_math.cuh), same packed layout (layout.cuh) and the same kernel
+// humming/gemm_wna16_sm90.cuh -- the WnA16 GEMM on sm_90+ as a warp-specialized, bulk-copy pipeline with a
+// persistent stream-K schedule (the sm_90a default from 65 tokens on narrow layers, tuning/heuristics.py
+// _bulk_defaults: there a split-K grid of 128 x 128 tiles leaves the 132 SMs unbalanced).  Same math (wna16_math.cuh), same packed layout (layout.cuh) and the same kernel
 // arguments as gemm_wna16.cuh; only the way stages reach shared memory and the way work is split differ.
 //
 // Why: the cp.async kernel (every thread copies 16-byte pieces, then waits on cp.async.wait_group + __syncthreads)
@@ -136,31 +137,47 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
     if (!Cfg::kWgmma && warp != kMathWarps) return;
     const int ptid = threadIdx.x - kMathThreads;   // producer thread 0 .. kProducerThreads - 1
     const uint64_t policy = make_l2_evict_first();
+    // x copy plan (wgmma), fixed per thread for the whole range: thread p moves 16-byte chunk p % 8 of token rows
+    // p / 8 + 16 i.  Rows 16 apart have the same r % 8, so the swizzled chunk position is one per-thread constant and
+    // a piece costs a predicate, two adds and the cp.async (session 10: the rolled loop with a division and the
+    // swizzle per piece took 31 instructions a piece, and the math warps waited on this producer -- ncu).
+    constexpr int kXRowsPerPass = kProducerThreads / 8;
+    constexpr int kXPasses = ceil_div(kBT, kXRowsPerPass);
+    const int x_row = ptid / 8;
+    const int x_chunk = ptid % 8;
+    const int x_soff = x_row * 64 + ((x_chunk ^ (x_row % 8)) * 8);   // elements into the stage's x tile
+    const size_t x_pass_stride = (size_t)kXRowsPerPass * K;            // elements between passes
+    // the unit's (tile, stage) position, advanced incrementally (no 64-bit division per unit)
+    int st = (int)(u_begin % units_per_tile);
+    int tile = (int)(u_begin / units_per_tile);
+    int mt = tile % m_tiles, nt = tile / m_tiles;
     int i = 0;
 #pragma unroll 1
     for (long long u = u_begin; u < u_end; ++u, ++i) {
       const int s = i % kStages;
       const uint32_t phase = (i / kStages) & 1;
-      const int tile = (int)(u / units_per_tile);
-      const int ka0 = (int)(u % units_per_tile) * Cfg::kAtomsK;
-      const int m0 = (tile % m_tiles) * kBT;
-      const int n_atom0 = (tile / m_tiles) * (kBN / 16);
+      const int ka0 = st * Cfg::kAtomsK;
+      const int m0 = mt * kBT;
+      const int n_atom0 = nt * (kBN / 16);
       const uint32_t w_bytes = min(kBN / 16, n_atoms - n_atom0) * kAtomWords * 4;   // one atom column, valid rows
       const int rows = min(kBT, M - m0);
       const uint32_t s_bytes = min(kBN, N16 - n_atom0 * 16) * 2;
       const uint32_t total = Cfg::kAtomsK * w_bytes + (Cfg::kWgmma ? 0 : rows * (kBK * 2)) + kScaleCopies * s_bytes;
+      if (++st == units_per_tile) {
+        st = 0;
+        if (++mt == m_tiles) mt = 0, ++nt;
+      }
       mbar_wait(empty + s, phase ^ 1);   // the math warps are done with this slot's previous contents
       if (ptid == 0) mbar_arrive_expect_tx(full + s, total);
       __syncwarp();
       if constexpr (Cfg::kWgmma) {
-        // x rows m0 .. m0 + rows - 1, 8 chunks of 16 bytes each, swizzled; rows past M keep stale values, which only
-        // reach output columns (tokens) that are never stored
-        const T* xsrc = x + (size_t)m0 * K + (size_t)ka0 * 64;
-        T* xdst = stage_x(s);
-#pragma unroll 1
-        for (int c = ptid; c < rows * 8; c += kProducerThreads) {
-          const int r = c / 8, ch = c % 8;
-          copy16_async(xdst + r * 64 + ((ch ^ (r % 8)) * 8), xsrc + (size_t)r * K + ch * 8, true);
+        // x rows m0 .. m0 + rows - 1, swizzled; rows past M keep stale values, which only reach output columns
+        // (tokens) that are never stored
+        const T* xsrc = x + (size_t)(m0 + x_row) * K + (size_t)ka0 * 64 + x_chunk * 8;
+        T* xdst = stage_x(s) + x_soff;
+#pragma unroll
+        for (int p = 0; p < kXPasses; ++p, xsrc += x_pass_stride) {
+          if (x_row + p * kXRowsPerPass < rows) copy16_async(xdst + p * kXRowsPerPass * 64, xsrc, true);
         }
         mbar_arrive_cp_async(full + s);
       }
