@@ -12,4 +12,18 @@ for f in w3a16-int3-g128 w8a16-int8-channel w4a16-mxfp4; do
   step 80 python3 -m vllm_humming.bench --formats $f --ms 1,16,64,256 --cold none --no-eager --json $R/bench_$f.json \
     >$R/bench_$f.log 2>&1; grep -A3 "^Summary" $R/bench_$f.log | tail -1; pack
 done
-step 90 python3 -m vllm_humming.cli compile-report --shapes 6144x4096,28672x4096,4096x14336 >$R/compile_report.txt 2>&1; tail -12 $R/compile_report.txt; pack
+step 60 python3 - >$R/compile_defaults.txt 2>&1 <<'PY'
+# cold NVRTC time of each new default (empty cache per kernel), sm_90a
+import os, tempfile, time, torch
+from vllm_humming.desc import WeightDesc
+from vllm_humming.jit import compile_kernel
+from vllm_humming.ops.gemm import _spec, format_params
+from vllm_humming.tuning.heuristics import KernelChoice
+fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+for c in ("bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma", "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
+          "bt128_wn8_tm1_wk1_ak1_s5_wgmma", "bt128_wn8_tm2_wk1_ak1_s4_wgmma"):
+    os.environ["HUMMING_CACHE_DIR"] = tempfile.mkdtemp()
+    t = time.perf_counter(); a = compile_kernel(_spec(fp, KernelChoice.parse(c), torch.bfloat16, "sm_90a"))
+    print(f"{c}: cold compile {time.perf_counter() - t:.2f} s (nvrtc {a.compile_s:.2f} s)")
+PY
+cat $R/compile_defaults.txt | tail -6; pack
