@@ -198,6 +198,27 @@ def test_decode_default_choices(desc, m):
     assert rel < 1.2e-2, f"{desc} M={m} ({layer._choice(m_bucket(m)).short()}): rel err {rel:.3e}"
 
 
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16",
+                                  "w:float4_e2m1,s:g32:float8_e8m0fnu"])
+@pytest.mark.parametrize("m", [1, 9, 16, 100, 257])
+def test_narrow_default_choices(desc, m):
+    """The layer's own choices on narrow layers with K <= 4096 (sm_90a: the direct wgmma decode kernels at M <= 16,
+    the bulk wgmma kernel from 65 tokens -- session 10's defaults), odd N, a K tail and whole-stage K, vs the fp32
+    reference, the output poisoned before the call."""
+    desc_ = WeightDesc.parse(desc)
+    for n, k in [(6000, 4096), (4000, 1088)]:
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc_, name="narrow")
+        layer = GemmLayer(qw, None, torch.bfloat16)
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        ref = reference_gemm(x.float(), qw)
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        y = layer(x, out=out)
+        torch.cuda.synchronize()
+        assert not torch.isnan(y).any()
+        rel = ((y.float() - ref).norm() / ref.norm()).item()
+        assert rel < 1.2e-2, f"{desc} {n}x{k} M={m} ({layer._choice(m_bucket(m)).short()}): rel err {rel:.3e}"
+
+
 def _wgmma_ok():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
