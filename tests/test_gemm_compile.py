@@ -98,11 +98,18 @@ def test_bulk_wgmma_compiles_without_serialized_mmas(cache_dir):
              ("w:uint4,s:g64:float16,zp:int", KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), torch.float16),
              # 256 rows x 128 tokens: 128 accumulators, one MMA group per k16 step (Cfg::kWgStepGroups); with the
              # atom-wide fragment double buffer this one serialized
-             ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16)]
+             ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16),
+             # the sm_90a default from 65 tokens on narrow layers (an 8-bit format: the largest W stage)
+             ("w:uint8b128,s:channel:bfloat16", KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma"), torch.bfloat16),
+             # three math warpgroups: 64 accumulators need the setmaxnreg split (128 registers at launch serialize),
+             # 32 accumulators run without it (ptxas would ignore it: C7508)
+             ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16),
+             ("w:uint4b8,s:g128:bfloat16", KernelChoice(64, 12, 1, 1, 1, 6, "bulk", "wgmma"), torch.bfloat16)]
     specs = [_spec(format_params(WeightDesc.parse(d)), c, dt, "sm_90a", d) for d, c, dt in cases]
     for art in compile_many(specs):
         assert len(art.cubin) > 1000
         assert "serialized" not in art.log, art.log
+        assert "setmaxnreg' ignored" not in art.log, art.log
 
 
 def test_direct_wgmma_compiles_without_serialized_mmas(cache_dir):

@@ -179,14 +179,9 @@ def test_decode8_two_stage_ring(desc, m):
         _run(desc, n, k, m, KernelChoice(8, 4, 2, 1, 1, 2), dtype=dtype)
 
 
-@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16"])
-@pytest.mark.parametrize("m", [1, 9, 16])
-def test_decode_default_choices(desc, m):
-    """The layer's own M <= 16 choices (heuristics) on a wide layer with odd N and a K tail."""
-    desc_ = WeightDesc.parse(desc)
-    n, k = 16400, 1088
-    w = torch.randn(n, k, device="cuda") * 0.05
-    qw = quantize_weight(w, desc_, name="wide")
+def _check_default_choice(desc, n, k, m, name):
+    """The layer's own choice (heuristics) for an [n, k] layer at M = m vs the fp32 reference, output poisoned."""
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name=name)
     layer = GemmLayer(qw, None, torch.bfloat16)
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     ref = reference_gemm(x.float(), qw)
@@ -195,7 +190,14 @@ def test_decode_default_choices(desc, m):
     torch.cuda.synchronize()
     assert not torch.isnan(y).any()
     rel = ((y.float() - ref).norm() / ref.norm()).item()
-    assert rel < 1.2e-2, f"{desc} M={m} ({layer._choice(m_bucket(m)).short()}): rel err {rel:.3e}"
+    assert rel < 1.2e-2, f"{desc} {n}x{k} M={m} ({layer._choice(m_bucket(m)).short()}): rel err {rel:.3e}"
+
+
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16"])
+@pytest.mark.parametrize("m", [1, 9, 16])
+def test_decode_default_choices(desc, m):
+    """The layer's own M <= 16 choices (heuristics) on a wide layer with odd N and a K tail."""
+    _check_default_choice(desc, 16400, 1088, m, "wide")
 
 
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16",
@@ -205,18 +207,8 @@ def test_narrow_default_choices(desc, m):
     """The layer's own choices on narrow layers with K <= 4096 (sm_90a: the direct wgmma decode kernels at M <= 16,
     the bulk wgmma kernel from 65 tokens -- session 10's defaults), odd N, a K tail and whole-stage K, vs the fp32
     reference, the output poisoned before the call."""
-    desc_ = WeightDesc.parse(desc)
     for n, k in [(6000, 4096), (4000, 1088)]:
-        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc_, name="narrow")
-        layer = GemmLayer(qw, None, torch.bfloat16)
-        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        ref = reference_gemm(x.float(), qw)
-        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        y = layer(x, out=out)
-        torch.cuda.synchronize()
-        assert not torch.isnan(y).any()
-        rel = ((y.float() - ref).norm() / ref.norm()).item()
-        assert rel < 1.2e-2, f"{desc} {n}x{k} M={m} ({layer._choice(m_bucket(m)).short()}): rel err {rel:.3e}"
+        _check_default_choice(desc, n, k, m, "narrow")
 
 
 def _wgmma_ok():
@@ -253,7 +245,9 @@ def test_wgmma_formats(desc, m, monkeypatch):
 # wgmma math warpgroups in the bulk pipeline (producer warpgroup, persistent stream-K; x by cp.async, swizzled)
 BULK_WGMMA = [KernelChoice(64, 8, 1, 1, 1, 4, "bulk", "wgmma"), KernelChoice(128, 8, 1, 1, 1, 4, "bulk", "wgmma"),
               KernelChoice(256, 8, 1, 1, 1, 3, "bulk", "wgmma"), KernelChoice(64, 4, 1, 1, 1, 6, "bulk", "wgmma"),
-              KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma")]
+              KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma"), KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma"),
+              # three math warpgroups (192 rows), with and without the setmaxnreg split (gemm_wna16_sm90.cuh kMathRegs)
+              KernelChoice(64, 12, 1, 1, 1, 6, "bulk", "wgmma"), KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma")]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

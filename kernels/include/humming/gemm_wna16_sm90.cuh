@@ -125,7 +125,11 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   // get 255 registers each): the producer keeps kProducerRegs, the math threads share the rest of the 64K file
   constexpr int kProducerRegs = 40;
   constexpr int kMathRegsRaw = (65536 - 128 * kProducerRegs) / kMathThreads / 8 * 8;
-  constexpr int kMathRegs = (kMathWarps <= 4 || Cfg::kTilesM * kBT < 256) ? 0   // small accumulators: no need
+  // (also with 64 accumulators and three or more math warpgroups: the launch bound then leaves each thread 128 or
+  // fewer registers, under which ptxas serializes the MMAs of 64 accumulators + an atom-wide fragment double buffer;
+  // with 32 accumulators 128 suffice, and ptxas ignores a setmaxnreg there -- C7508)
+  constexpr int kAccs = Cfg::kTilesM * kBT / 2;
+  constexpr int kMathRegs = (kMathWarps <= 4 || kAccs < 64 || (kAccs < 128 && kMathWarps <= 8)) ? 0   // no need
                            : (kMathRegsRaw > 240 ? 240 : kMathRegsRaw);
 
   // ------------------------------------------------------------------------------------------------ producer warp
