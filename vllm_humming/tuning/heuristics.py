@@ -413,8 +413,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
     33 tokens up -- when K allows it (``k``: the layer's K; 0 = any; ``n``: its N, 0 = any);
     "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16 (M <= 32 on sm_90a) everywhere
-    (the bulk pipeline is correct on the H200 but slower there, NOTES.md).  Without a pipeline named, sm_90a takes the direct kernel in
-    the cases it measured faster (_direct_defaults; ``float_family``: the weights are a float format)."""
+    (the bulk pipeline is correct on the H200 but slower there, NOTES.md).  Without a pipeline named, sm_90a takes the
+    direct kernel and, from 65 tokens on narrow layers, the bulk wgmma kernel in the cases they measured faster
+    (_direct_defaults, _bulk_defaults; ``float_family``: the weights are a float format)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     bucket = m_bucket(bucket)   # any M maps to its bucket

@@ -1,7 +1,8 @@
 // humming/gemm_wna16_sm90.cuh -- the WnA16 GEMM on sm_90+ as a warp-specialized, bulk-copy pipeline with a
 // persistent stream-K schedule (the sm_90a default from 65 tokens on narrow layers, tuning/heuristics.py
-// _bulk_defaults: there a split-K grid of 128 x 128 tiles leaves the 132 SMs unbalanced).  Same math (wna16_math.cuh), same packed layout (layout.cuh) and the same kernel
-// arguments as gemm_wna16.cuh; only the way stages reach shared memory and the way work is split differ.
+// _bulk_defaults: there a split-K grid of 128 x 128 tiles leaves the 132 SMs unbalanced).  Same math
+// (wna16_math.cuh), same packed layout (layout.cuh) and the same kernel arguments as gemm_wna16.cuh; only the way
+// stages reach shared memory and the way work is split differ.
 //
 // Why: the cp.async kernel (every thread copies 16-byte pieces, then waits on cp.async.wait_group + __syncthreads)
 // streams int2 weights no faster than int4 ones at M = 1 -- it is bound by the per-stage round trip, not by bytes.
