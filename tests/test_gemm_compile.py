@@ -145,3 +145,51 @@ def test_int8_bf16_dequant_needs_no_float_conversion(cache_dir):
     n_cvt = len(re.findall(r"cvt\.rn\.bf16x2\.f32", ptx))
     assert n_cvt <= 16, f"{n_cvt} float -> bf16x2 conversions: the int8 dequant went back to the fp32 route"
     assert len(re.findall(r"sub\.(?:rn\.)?bf16x2", ptx)) >= 32, "the two-magic subtraction per weight pair is missing"
+
+
+CLUSTER_CHOICES = ["bt8_wn4_tm2_wk2_ak256_s4_c8_direct", "bt8_wn2_tm2_wk4_ak64_s3_c4_direct",
+                   "bt16_wn2_tm1_wk1_ak64_s3_c2_direct"]
+CLUSTER_CHOICES_WGMMA = ["bt8_wn8_tm1_wk1_ak256_s4_c8_direct_wgmma", "bt16_wn8_tm1_wk1_ak256_s4_c4_direct_wgmma",
+                         "bt16_wn4_tm2_wk1_ak64_s2_c2_direct_wgmma", "bt64_wn8_tm1_wk1_ak1_s6_c4_wgmma",
+                         "bt64_wn4_tm2_wk1_ak1_s4_c2_wgmma", "bt128_wn8_tm1_wk1_ak1_s5_c8_wgmma"]
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_90a", "sm_100a", "sm_120a"])
+def test_direct_cluster_choices_compile(arch, cache_dir):
+    """The direct kernel launched as thread block clusters (the K splits of a tile summed through distributed shared
+    memory) compiles on every sm_90+ arch (wgmma math on sm_90a only), for a few formats; its cubin carries the
+    cluster barrier and the cluster dims, the ticket kernel of the same shape neither."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    names = CLUSTER_CHOICES + (CLUSTER_CHOICES_WGMMA if arch == "sm_90a" else [])
+    specs = []
+    for d in ("w:uint4b8,s:g128:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu", "w:uint4,s:g64:float16,zp:int"):
+        fp = format_params(WeightDesc.parse(d))
+        dt = torch.float16 if "float16" in d else torch.bfloat16
+        specs += [_spec(fp, KernelChoice.parse(c), dt, arch) for c in names]
+    arts = compile_many(specs)
+    assert all(len(a.cubin) > 1000 for a in arts)
+    # the PTX of the clustered kernel declares its cluster shape and the cluster barrier; the ticket kernel neither
+    import dataclasses
+
+    from vllm_humming.jit import compile_kernel
+
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    cases = [(CLUSTER_CHOICES[0], 8), ("bt8_wn4_tm2_wk2_ak256_s4_direct", 0)]
+    if arch == "sm_90a":
+        cases += [("bt64_wn8_tm1_wk1_ak1_s6_c4_wgmma", 4), ("bt64_wn8_tm1_wk1_ak1_s6_wgmma", 0)]
+    for name, size in cases:
+        want = size != 0
+        spec = _spec(fp, KernelChoice.parse(name), torch.bfloat16, arch)
+        ptx = compile_kernel(dataclasses.replace(spec, output="ptx")).cubin.decode(errors="replace")
+        assert (f".reqnctapercluster 1, 1, {size}" in ptx) == want and (".reqnctapercluster" in ptx) == want, name
+        assert ("barrier.cluster.arrive.release" in ptx) == want and ("mapa.shared::cluster" in ptx) == want, name
+
+
+def test_direct_cluster_refused_below_sm90():
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    c = KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_c8_direct")
+    for arch in ("sm_75", "sm_80", "sm_86", "sm_89"):
+        assert "clusters" in c.unsupported_reason(arch, 4096, 128)
+    assert c.unsupported_reason("sm_90", 4096, 128) == ""

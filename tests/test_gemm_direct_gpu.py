@@ -144,3 +144,67 @@ def test_direct_large_activations_fp16():
         y = layer(x)
         rel = ((y.float() - ref).norm() / ref.norm()).item()
         assert rel < 1.2e-2, f"shift {shift}: rel err {rel:.3e}"
+
+
+# Thread block clusters (sm_90+): the K splits of a tile as one cluster, summed through distributed shared memory
+# (cluster_splitk_epilogue) -- mma.sync with 1 / 2 / 4 K-warps, wgmma with 8 and 16 tokens, clusters of 2 / 4 / 8.
+DIRECT_CLUSTER = [KernelChoice(8, 4, 2, 2, 256, 4, "direct", cluster=8), KernelChoice(8, 2, 2, 4, 64, 3, "direct", cluster=4),
+                  KernelChoice(16, 2, 1, 1, 64, 3, "direct", cluster=2)]
+DIRECT_CLUSTER_WGMMA = [KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma", cluster=8),
+                        KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma", cluster=4),
+                        KernelChoice(16, 4, 2, 1, 64, 2, "direct", "wgmma", cluster=2)]
+
+
+def _cluster_ok():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9
+
+
+@pytest.mark.skipif(not _cluster_ok(), reason="thread block clusters need sm_90+")
+@pytest.mark.parametrize("choice", DIRECT_CLUSTER + DIRECT_CLUSTER_WGMMA, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 3, 8, 16, 17])
+def test_direct_cluster_int4_shapes(choice, m, monkeypatch):
+    """Every split count of the cluster, K tails (4288: a last split shorter than the others; 8200: a partial atom;
+    576: splits that hold nothing), N not a multiple of the block's rows, several token tiles."""
+    if choice.wgmma and not _wgmma_ok():
+        pytest.skip("wgmma needs sm_90a (H100/H200)")
+    if m > choice.bt and m != 17:
+        pytest.skip("a token tile serves M <= bt (M=17: several tiles)")
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 4288), (200, 8200), (6144, 576), (16, 14336)]:
+        if choice.runs_shape(k, 128):
+            _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+@pytest.mark.skipif(not _cluster_ok(), reason="thread block clusters need sm_90+")
+@pytest.mark.parametrize("desc", FORMATS)
+def test_direct_cluster_formats(desc, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    choices = DIRECT_CLUSTER[:1] + (DIRECT_CLUSTER_WGMMA[:2] if _wgmma_ok() else [])
+    for choice in choices:
+        for n, k in [(1000, 2048 + 64), (256, 4096)]:
+            _run(desc, n, k, 2 if choice.bt == 8 else 13, choice, dtype=dtype)
+
+
+@pytest.mark.skipif(not _cluster_ok(), reason="thread block clusters need sm_90+")
+@pytest.mark.parametrize("k", [4096, 14336])
+def test_direct_cluster_equals_ticket_path(k, monkeypatch):
+    """8-token tiles: the cluster sums the same partials in the same split order as the ticket path (fp32 partials in
+    global memory, the last block sums them), so the outputs are bit-identical; CUDA-graph replays match eager."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(3000, k, device="cuda") * 0.05, desc, name="cluster_vs_ticket")
+    x = torch.randn(1, k, device="cuda", dtype=torch.bfloat16)
+    for clustered in [c for c in DIRECT_CLUSTER + DIRECT_CLUSTER_WGMMA if c.bt == 8 and (_wgmma_ok() or not c.wgmma)]:
+        ticket = KernelChoice(clustered.bt, clustered.warps_n, clustered.tiles_m, clustered.warps_k, clustered.atoms_k,
+                              clustered.stages, "direct", clustered.mma)
+        layer_c = GemmLayer(qw, None, torch.bfloat16, choices={8: clustered})
+        y_c = layer_c(x)
+        assert layer_c.plan_info[1]["splits"] == clustered.cluster
+        monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(clustered.cluster))
+        layer_t = GemmLayer(qw, None, torch.bfloat16, choices={8: ticket})
+        y_t = layer_t(x)
+        monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
+        assert layer_t.plan_info[1]["atoms_per_split"] == layer_c.plan_info[1]["atoms_per_split"]
+        assert torch.equal(y_c, y_t), f"{clustered.short()}: cluster and ticket reductions differ"
+        _assert_graph_replays_match_eager(layer_c, x)

@@ -200,6 +200,19 @@ def test_decode_default_choices(desc, m):
     _check_default_choice(desc, 16400, 1088, m, "wide")
 
 
+@pytest.mark.parametrize("m", [9, 13, 16])
+def test_wide_cluster_default_choices(m, monkeypatch):
+    """HUMMING_CLUSTER=1's choice for wide int4 layers at 9-16 tokens (sm_90a): the direct wgmma kernel with two K
+    splits summed by a 2-block cluster -- a whole-stage K, the largest K the rule takes, a K tail, odd N."""
+    monkeypatch.setenv("HUMMING_CLUSTER", "1")
+    desc = "w:uint4b8,s:g128:bfloat16"
+    if _wgmma_ok():
+        qw = quantize_weight(torch.randn(16400, 1088, device="cuda"), WeightDesc.parse(desc))
+        assert GemmLayer(qw, None, torch.bfloat16)._choice(16).cluster == 2
+    for n, k in [(28672, 4096), (16400, 8192), (16390, 1088)]:
+        _check_default_choice(desc, n, k, m, "wide_cluster")
+
+
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16",
                                   "w:float4_e2m1,s:g32:float8_e8m0fnu"])
 @pytest.mark.parametrize("m", [1, 9, 16, 100, 257])
@@ -230,6 +243,38 @@ def test_wgmma_int4_shapes(choice, m, monkeypatch):
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))     # the kernel at every M, not expand + cuBLAS
     for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128)]:
         _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+
+
+# The cp.async wgmma kernel's split-K grids launched as thread block clusters (splits summed in distributed shared
+# memory): 64-token tiles (one / two m64 tiles per warpgroup), 128-token tiles, clusters of 2 / 4 / 8.
+WGMMA_CLUSTER = [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", cluster=4), KernelChoice(64, 4, 2, 1, 1, 4, mma="wgmma", cluster=2),
+                 KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma", cluster=8)]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", WGMMA_CLUSTER, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 17, 64, 130, 200])
+def test_wgmma_cluster_int4_shapes(choice, m, monkeypatch):
+    """Several token tiles, rows past M, K tails, odd N, splits that are short or empty (K = 512 / 128 in 8 splits),
+    two calls bit-identical, and (one case) CUDA-graph replays equal to eager."""
+    if m > 2 * choice.bt:
+        pytest.skip("a few token tiles per choice are enough")
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+    if m == 64:
+        qw = quantize_weight(torch.randn(3000, 4096, device="cuda") * 0.05, WeightDesc.parse("w:uint4b8,s:g128:bfloat16"),
+                             name="graph_cluster")
+        layer = GemmLayer(qw, None, torch.bfloat16, choices={64: choice})
+        _assert_graph_replays_match_eager(layer, torch.randn(m, 4096, device="cuda", dtype=torch.bfloat16))
+        assert layer.plan_info[m]["splits"] == choice.cluster
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc", FORMATS)
+def test_wgmma_cluster_formats(desc, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    _run(desc, 1000, 2048 + 64, 40, WGMMA_CLUSTER[0], dtype=torch.float16 if "float16" in desc else torch.bfloat16)
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

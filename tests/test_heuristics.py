@@ -1,9 +1,11 @@
 """Execution-choice heuristics: deterministic, always fit the arch's shared memory, valid split-K plans."""
 
+import os
+
 import pytest
 
-from vllm_humming.tuning.heuristics import (KernelChoice, M_BUCKETS, all_choices, arch_info, choose_kernel,
-                                            choose_splits)
+from vllm_humming.tuning.heuristics import (KernelChoice, M_BUCKETS, all_choices, arch_info, choose_direct_splits,
+                                            choose_kernel, choose_splits)
 
 ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"]
 
@@ -362,3 +364,88 @@ def test_direct_choice_too_big_for_shared_memory_is_refused():
     c = KernelChoice(256, 8, 2, 1, 64, 2, "direct", "wgmma")
     with pytest.raises(ValueError, match=r"bt256_wn8_tm2_wk1_ak64_s2_direct_wgmma needs \d+ bytes.*may take \d+"):
         choose_direct_splits(c, 4096, 4096, 256, arch_info("sm_90a", 132), 1, 128)
+
+
+def test_direct_cluster_choice():
+    """The direct kernel's cluster launch (_c<S>): short names round-trip, only the direct pipeline and 2 / 4 / 8 blocks,
+    exactly S splits of whole units per K-warp (the last ones may be short or empty), no more than atoms_k atoms each,
+    and shared memory for the fp32 partial tile the cluster reduces."""
+    c = KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_c8_direct")
+    assert (c.cluster, c.pipeline, c.warps_k) == (8, "direct", 2) and c.short() == "bt8_wn4_tm2_wk2_ak256_s4_c8_direct"
+    w = KernelChoice.parse("bt16_wn8_tm1_wk1_ak256_s4_c4_direct_wgmma")
+    assert w.cluster == 4 and w.wgmma and KernelChoice.parse(w.short()) == w
+    for bad in ("bt8_wn4_tm2_wk2_ak2_s4_c8", "bt8_wn4_tm2_wk2_ak256_s4_c3_direct", "bt8_wn4_tm2_wk2_ak256_s4_c16_direct"):
+        with pytest.raises(ValueError, match="cluster"):
+            KernelChoice.parse(bad)
+    info = arch_info("sm_90a", 132)
+    # g128: 2-atom units x 2 K-warps = 4-atom quantum; K = 4096 -> 64 atoms = 8 x 8
+    assert c.cluster_range(4096, 128) == 8
+    assert choose_direct_splits(c, 6144, 4096, 1, info, 2, 128) == (8, 8)
+    # 14336 -> 224 atoms = 8 x 28; 4288 -> 67 atoms: 12 per split (6 splits hold atoms, 2 are empty)
+    assert c.cluster_range(14336, 128) == 28 and c.cluster_range(4288, 128) == 12
+    # HUMMING_DEBUG_SPLITS does not move a cluster launch
+    os.environ["HUMMING_DEBUG_SPLITS"] = "3"
+    try:
+        assert choose_direct_splits(c, 6144, 4096, 1, info, 2, 128) == (8, 8)
+    finally:
+        del os.environ["HUMMING_DEBUG_SPLITS"]
+    # more than atoms_k atoms per split: the choice does not run the shape, the planner says why
+    small = KernelChoice.parse("bt8_wn4_tm2_wk2_ak8_s4_c2_direct")
+    assert not small.runs_shape(4096, 128) and small.runs_shape(1024, 128)
+    with pytest.raises(ValueError, match="cannot cover K=4096"):
+        choose_direct_splits(small, 6144, 4096, 1, info, 2, 128)
+    # the partial tile (bt x (block_n + 4) fp32) fits whatever the range's own footprint is
+    tiny = KernelChoice.parse("bt16_wn2_tm1_wk1_ak64_s3_c2_direct")
+    assert tiny.direct_smem_bytes(2, 1, 128, False) == 16 * (32 + 4) * 4
+    assert KernelChoice.parse("bt16_wn2_tm1_wk1_ak64_s3_direct").direct_smem_bytes(2, 1, 128, False) < 16 * 36 * 4
+    assert "clusters" in c.unsupported_reason("sm_80", 4096, 128)
+
+
+def test_session11_rules():
+    """Session 11 (HUMMING_CLUSTER=1 only, default off): wide int4 layers at 9-16 tokens run the direct wgmma kernel
+    with two K splits reduced by a 2-block cluster -- K <= 8192 (the 16-row x range in shared memory), sm_90a only,
+    not under HUMMING_PIPELINE=cp_async, and in all_choices (CI compiles it)."""
+    c2 = "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
+    info = arch_info("sm_90a", 132)
+
+    def pick(m, k=4096, n=28672, bits=4, group=128, flt=False, **kw):
+        return choose_kernel("sm_90a", m, bits, group, k=k, n=n, float_family=flt, **kw)
+
+    for m in (9, 16):
+        c = pick(m, cluster=True)
+        assert c.short() == c2 and c in all_choices("sm_90a", 4, 128, False, False)
+        assert pick(m).short() != c2 and pick(m, cluster=False).short() != c2      # off by default
+        for k in (4096, 8192):   # every K the rule takes fits shared memory
+            splits, per = choose_direct_splits(c, 28672, k, m, info, 1, 128)
+            assert splits == 2 and c.direct_smem_bytes(per, m, 128, False) <= info.smem_per_block
+    os.environ["HUMMING_CLUSTER"] = "1"
+    try:
+        assert pick(16).short() == c2
+        assert pick(16, pipeline="cp_async").short() != c2
+    finally:
+        del os.environ["HUMMING_CLUSTER"]
+    assert pick(16, k=8256, cluster=True).short() != c2 and pick(16, n=6144, cluster=True).short() != c2
+    assert pick(8, cluster=True).short() != c2
+    for bits, group, flt in ((3, 128, False), (8, 0, False), (4, 32, True), (2, 64, False)):   # not measured
+        assert pick(16, bits=bits, group=group, flt=flt, cluster=True).short() != c2
+    assert not choose_kernel("sm_90", 16, 4, 128, k=4096, n=28672, cluster=True).cluster
+    os.environ["HUMMING_CLUSTER"] = "yes"
+    try:
+        with pytest.raises(ValueError, match="HUMMING_CLUSTER"):
+            pick(16)
+    finally:
+        del os.environ["HUMMING_CLUSTER"]
+
+
+def test_cp_async_wgmma_cluster_choice():
+    """The cp.async wgmma kernel's split-K grid as clusters: exactly S splits of ceil(K atoms / S) stages (the last
+    may be short or empty); not for mma.sync, stream-K or bulk grids."""
+    c = KernelChoice.parse("bt64_wn8_tm1_wk1_ak1_s6_c4_wgmma")
+    assert c.cluster == 4 and c.pipeline == "cp_async" and KernelChoice.parse(c.short()) == c
+    info = arch_info("sm_90a", 132)
+    assert choose_splits(c, 6144, 4096, 64, info, 2) == (4, 16)
+    assert choose_splits(c, 6144, 576, 64, info, 2) == (4, 3)        # 9 atoms: 3 + 3 + 3 + an empty split
+    assert choose_splits(c, 28672, 4096, 256, info, 2) == (4, 16)    # never capped by the partial-traffic rule
+    for bad in ("bt64_wn8_tm1_wk1_ak1_s6_c4", "bt64_wn8_tm1_wk1_ak1_s6_sk_c4_wgmma", "bt64_wn8_tm1_wk1_ak1_s6_c4_bulk_wgmma"):
+        with pytest.raises(ValueError, match="cluster"):
+            KernelChoice.parse(bad)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m",
@@ -49,6 +49,12 @@ class KernelChoice:
     # stage) units -- stream-K -- instead of a (token tiles, row tiles, K splits) grid (gemm_wna16.cuh,
     # StreamKSchedule).  Short name: "_sk" after the stages.
     stream_k: bool = False
+    # direct and cp.async wgmma split-K grids: 0 = the K splits of a tile are summed through a global fp32 workspace
+    # and a ticket (the last block to arrive sums them); 2..8 = the grid runs exactly this many splits, launched as
+    # thread block clusters of that many blocks along K (sm_90+), summed through distributed shared memory
+    # (gemm_wna16.cuh, cluster_splitk_epilogue): no workspace traffic, no global round trips at the end of the GEMM.
+    # Short name: "_c<S>" after the stages.
+    cluster: int = 0
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -67,6 +73,11 @@ class KernelChoice:
         if self.pipeline == "direct" and (self.stream_k or (not self.wgmma and self.bt not in (8, 16))):
             raise ValueError("KernelChoice: the direct pipeline is a split-K decode kernel: bt 8 or 16 under "
                              f"mma.sync (wgmma: any wgmma token tile), got {self.short()}")
+        if self.cluster and (self.cluster not in (2, 4, 8) or self.stream_k or
+                             not (self.direct or (self.pipeline == "cp_async" and self.wgmma))):
+            raise ValueError("KernelChoice.cluster (the K splits of a tile as one thread block cluster) is 2, 4 or 8 "
+                             "and applies to split-K grids of the direct pipeline and of the cp.async wgmma kernel, "
+                             f"got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -118,8 +129,23 @@ class KernelChoice:
             return k % 64 == 0 and (k // 64) % self.atoms_k == 0
         if self.direct:
             # windows of 16..256 columns, a power of two (gemm_wna16_direct.cuh, DirectPlan)
-            return group == 0 or (16 <= group <= 256 and (group & (group - 1)) == 0)
+            if not (group == 0 or (16 <= group <= 256 and (group & (group - 1)) == 0)):
+                return False
+            # a cluster launch runs exactly `cluster` splits, each a whole number of units per K-warp, within atoms_k
+            return not self.cluster or self.cluster_range(k, group) is not None
         return True
+
+    def cluster_range(self, k: int, group: int = 0):
+        """Atoms per split of a cluster launch over K columns: the grid always runs ``cluster`` splits (the cluster
+        dims are compiled in), each the smallest whole number of units per K-warp that covers K in that many; the
+        last splits may come out short or empty (their loads are predicated off and they add zeros).  None where one
+        split would exceed atoms_k."""
+        k_atoms = -(-k // 64)
+        quantum = direct_unit_atoms(group) * self.warps_k
+        per = -(-(-(-k_atoms // self.cluster)) // quantum) * quantum
+        if per > max(quantum, self.atoms_k // quantum * quantum):
+            return None
+        return per
 
     def unsupported_reason(self, arch: str, k: int, group: int = 0) -> str:
         """Why this choice cannot run a layer with K columns and group size ``group`` on ``arch`` ("" if it can):
@@ -128,6 +154,8 @@ class KernelChoice:
             return f"wgmma kernels run on sm_90a (H100/H200) only, the device is {arch}"
         if self.bulk and not _has_bulk(arch):
             return f"the bulk pipeline needs sm_90+, the device is {arch}"
+        if self.cluster and not _has_bulk(arch):
+            return f"thread block clusters (the _c{self.cluster} choices) need sm_90+, the device is {arch}"
         if not self.runs_shape(k, group):
             return (f"the {self.pipeline} pipeline cannot run K={k} with group size {group} "
                     "(bulk: K a multiple of 64 * atoms_k; direct: groups of 16..256 columns, a power of two)")
@@ -178,7 +206,9 @@ class KernelChoice:
                        self.bt * (self.block_n + 4) * 4) + 1024
         windows = -(-cols // (group or 64))
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
-        return rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + windows * self.bt * 4 + red
+        used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + windows * self.bt * 4 + red
+        # a cluster launch stages its fp32 partial tile (bt rows of block_n + 4 floats) over the region at the end
+        return max(used, self.bt * (self.block_n + 4) * 4) if self.cluster else used
 
     @classmethod
     def parse(cls, short: str) -> "KernelChoice":
@@ -192,6 +222,10 @@ class KernelChoice:
         pipeline = parts[-1] if parts and parts[-1] in PIPELINES else "cp_async"
         if pipeline != "cp_async":
             parts = parts[:-1]
+        cluster = 0
+        if parts and parts[-1].startswith("c") and parts[-1][1:].isdigit():
+            cluster = int(parts[-1][1:])
+            parts = parts[:-1]
         stream_k = bool(parts) and parts[-1] == "sk"
         if stream_k:
             parts = parts[:-1]
@@ -203,13 +237,13 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k)
+                       stream_k, cluster)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
-        return (base + ("_sk" if self.stream_k else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
+        return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
 
 
@@ -321,6 +355,17 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
     cap = max(quantum, choice.atoms_k // quantum * quantum)
     rows = min(m, choice.bt)
     limit = smem_limit or info.smem_per_block - 1024
+    if choice.cluster:
+        # exactly `cluster` splits (the cluster along z); HUMMING_DEBUG_SPLITS does not apply
+        per = choice.cluster_range(k, group)
+        if per is None:
+            raise ValueError(f"kernel choice {choice.short()} cannot cover K={k} with {choice.cluster} splits of at "
+                             f"most {cap} atoms")
+        smem = choice.direct_smem_bytes(per, rows, group, zero)
+        if smem > limit:
+            raise ValueError(f"kernel choice {choice.short()} needs {smem} bytes of shared memory for a "
+                             f"{per}-atom K range of {rows} token rows; a block may take {limit}")
+        return choice.cluster, per
     forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)
     smallest = choice.direct_smem_bytes(quantum, rows, group, zero)
     if smallest > limit:
@@ -353,7 +398,18 @@ def _has_bulk(arch: str) -> bool:
         return False
 
 
-def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0):
+def cluster_defaults_enabled() -> bool:
+    """HUMMING_CLUSTER=1 (default 0): let the heuristics pick the cluster-reduced split-K choices that measured faster
+    on the H200 but whose exact configuration has not yet passed the GPU tests there (session 11, NOTES.md).  Forced
+    choices with a cluster (tests, tuning) run either way."""
+    v = os.environ.get("HUMMING_CLUSTER", "0").strip()
+    if v not in ("0", "1"):
+        raise ValueError(f"HUMMING_CLUSTER must be 0 or 1, got {v!r}")
+    return v == "1"
+
+
+def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
+                     cluster: bool = False):
     """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
     (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
     4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
@@ -365,6 +421,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
         return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     if 8 < bucket <= 16:
+        if cluster and n >= WIDE_N and 0 < k <= 8192 and bits == 4 and not float_family:
+            # (HUMMING_CLUSTER=1) wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a
+            # 2-block thread block cluster in distributed shared memory (no workspace round trips at the end).
+            # Session 11, 28672x4096 int4 M=16 (results/h200-2026-12-01-s11/b_sweep_m16.txt): 27.1 us vs 29.6 for the
+            # cp.async wgmma default and 32.5 for the ticket-reduced direct kernel; clusters of 4 / 8 lost.  K <= 8192
+            # keeps the 16-row x range in shared memory.  Other formats: not measured yet (scripts/h200_next.sh).
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
@@ -405,7 +468,8 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int):
 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
-                  k: int = 0, pipeline: str = "", n: int = 0, float_family: bool = False) -> KernelChoice:
+                  k: int = 0, pipeline: str = "", n: int = 0, float_family: bool = False,
+                  cluster: Optional[bool] = None) -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
@@ -432,7 +496,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
         if not only:
-            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group)
+            use_cluster = cluster_defaults_enabled() if cluster is None else cluster
+            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster)
                       if c.runs_shape(k or 64, group)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n) if c.runs_shape(k)]
         if arch == "sm_90a" and bucket > 32:
@@ -517,6 +582,11 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     k_atoms = -(-k // 64)
     slots = max(1, info.sms * max(1, blocks_per_sm))
     base = n_tiles * m_tiles
+    if choice.cluster:
+        # exactly `cluster` splits (the cluster dims are compiled in); the last may be short or empty (an empty
+        # segment runs no stage and adds zeros)
+        per = -(-k_atoms // choice.cluster)
+        return choice.cluster, per
     forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)   # experiments (tuning.sweep --splits): this many splits
     if forced:
         per = -(-k_atoms // min(forced, max(1, k_atoms // choice.atoms_k)))
@@ -551,7 +621,8 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_
     """Every choice the heuristics can emit for this (arch, bits, group, zero), under every pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
     column, never a multiple of a two-atom stage) and a long one (8192), for any N, a narrow one and a wide one
-    (WIDE_N), for int and float weights (``float_family`` None) or the one given."""
+    (WIDE_N), for int and float weights (``float_family`` None) or the one given, with HUMMING_CLUSTER off and
+    on."""
     seen = []
     fams = (False, True) if float_family is None else (bool(float_family),)
     for pipeline in ("",) + PIPELINES:
@@ -559,7 +630,9 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_
             for k in (0, 64, 8192):
                 for n in (0, WIDE_N // 2, WIDE_N):
                     for fam in fams:
-                        c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n, float_family=fam)
-                        if c not in seen:
-                            seen.append(c)
+                        for cluster in (False, True):   # HUMMING_CLUSTER off / on
+                            c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
+                                              float_family=fam, cluster=cluster)
+                            if c not in seen:
+                                seen.append(c)
     return seen

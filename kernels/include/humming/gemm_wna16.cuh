@@ -20,6 +20,7 @@
 // default shape (session 8, NOTES.md), so the heuristics never pick it; tuning sweeps can (`_sk` choices).
 #pragma once
 
+#include "humming/cluster.cuh"
 #include "humming/stream_k.cuh"
 #include "humming/wna16_math.cuh"
 
@@ -296,6 +297,59 @@ __device__ __forceinline__ void streamk_end_segment(const Math& math, const Stre
   __syncthreads();   // is_last and the shared memory are reused by the next segment
 }
 
+// The split-K end of a grid launched as clusters of kCluster blocks along z (grid z = kCluster: the K splits of one
+// output tile form one cluster; cluster.cuh) -- the direct kernels and the cp.async wgmma kernel.  Each block stages
+// its fp32 partial tile in its own shared memory (`tile`: kBT rows of kBN + 4 floats, 16-byte aligned), one cluster
+// barrier publishes the tiles, and block r then finishes float4 columns r, r + kCluster, ... of the tile's valid
+// rows: the kCluster peers' partials summed in rank (= split) order from 0 -- the order of splitk_epilogue's ticket
+// path -- the epilogue math, the 16-bit stores.  A second barrier keeps every block's tile alive until its peers have
+// read it.  No workspace, no tickets.
+// Called by every thread of the block after the main loop (mma.sync: after reduce_k; warps wk == 0 hold the sums);
+// `tile` may overlay any shared memory the main loop used (the first barrier below waits for every warp).
+template <class Cfg, int kCluster, class Math>
+__device__ __forceinline__ void cluster_splitk_epilogue(const Math& math, typename Cfg::T* __restrict__ y,
+                                                        const float* __restrict__ chscale,
+                                                        const float* __restrict__ tscale,
+                                                        const typename Cfg::T* __restrict__ bias, int M, int N,
+                                                        int m0, int n0, float* tile) {
+  static_assert(kCluster >= 2 && kCluster <= 8, "clusters of 2..8 blocks (the portable cluster size)");
+#if defined(__CUDA_ARCH__) && !HUMMING_HAS_CLUSTER
+  static_assert(kCluster == 0, "thread block clusters need sm_90+");
+#endif
+  using T = typename Cfg::T;
+  constexpr int kLd = Cfg::kBN + 4;   // the 4-float pad: one accumulator store's 8 channels x 4 token pairs hit 32 banks
+  constexpr int kVecsPerRow = Cfg::kBN / 4;
+  static_assert(kLd % 4 == 0, "float4 rows");
+  __syncthreads();   // every warp is past the main loop / the K-warp reduction: the region may be overwritten
+  if (Cfg::kWgmma || math.wk == 0) math.for_each_output([&](int mr, int nr, float v) { tile[mr * kLd + nr] = v; });
+  cluster_barrier();
+  const uint32_t rank = cluster_block_rank();
+  uint32_t peer[kCluster];
+#pragma unroll
+  for (int s = 0; s < kCluster; ++s) peer[s] = cluster_map_shared(tile, s);
+  const int vecs = min(Cfg::kBT, M - m0) * kVecsPerRow;
+#pragma unroll 1
+  for (int v = threadIdx.x * kCluster + rank; v < vecs; v += Cfg::kThreads * kCluster) {
+    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+    const uint32_t off = (r * kLd + c) * 4;
+    float4 part[kCluster];
+#pragma unroll
+    for (int s = 0; s < kCluster; ++s) part[s] = cluster_load_f32x4(peer[s] + off);   // all in flight at once
+    float sum[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int s = 0; s < kCluster; ++s) {
+      sum[0] += part[s].x; sum[1] += part[s].y; sum[2] += part[s].z; sum[3] += part[s].w;
+    }
+    const int n = n0 + c;
+    T* dst = y + (size_t)(m0 + r) * N + n;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (n + e < N) dst[e] = from_float<T>(epilogue_value(sum[e], n + e, chscale, tscale, bias));
+  }
+  cluster_barrier_relaxed();
+}
+
+
 // Kernel arguments (raw pointers; all tensors contiguous).
 //   x        [M, K]                 activations (T)
 //   w        [K64/64][N16/16][atom] packed weight (layout.cuh)
@@ -311,7 +365,9 @@ __device__ __forceinline__ void streamk_end_segment(const Math& math, const Stre
 //            main loop (the host sets it when this grid fills the resident block slots -- see GemmLayer._plan)
 constexpr int kFlagPdlEarlyRelease = 1;
 
-template <class Cfg, bool kStreamK = false>
+// kCluster (split-K grids of wgmma kernels only): 0 = splits reduced through the workspace + tickets
+// (splitk_epilogue); 2..8 = launched as clusters of that many blocks along z, reduced in distributed shared memory.
+template <class Cfg, bool kStreamK = false, int kCluster = 0>
 __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
                                            const typename Cfg::T* __restrict__ gscale,
                                            const typename Cfg::T* __restrict__ gzero,
@@ -557,6 +613,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     __syncthreads();
   };
 
+  static_assert(kCluster == 0 || !kStreamK, "stream-K grids are persistent: no clusters");
   if constexpr (!kStreamK) {
     // ------------------------------------------------------------------------------------ split-K: one segment
     const int m0 = blockIdx.x * kBT;              // first token of the block
@@ -566,8 +623,14 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // every weight byte of this block is read: the next PDL launch may start prefetching its own
     if (!release_early) grid_dependents_launch();
     math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
-    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n_atom0 * 16,
-                         reinterpret_cast<float*>(smem));
+    if constexpr (kCluster != 0) {
+      static_assert(Cfg::kWgmma, "cluster-reduced cp.async grids: wgmma tiles (their ring holds the fp32 tile)");
+      cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n_atom0 * 16,
+                                             reinterpret_cast<float*>(smem));
+    } else {
+      splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n_atom0 * 16,
+                           reinterpret_cast<float*>(smem));
+    }
   } else {
     // ------------------------------------------------------------------------------------ stream-K
     // Units = stages (kAtomsK atom columns) of tiles, tile-major with the token tile fastest; block b owns units

@@ -332,7 +332,7 @@ template <class Cfg> struct DirectWgmmaSmem {
   }
 };
 
-template <class Cfg>
+template <class Cfg, int kCluster>
 __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* __restrict__ x,
                                                         const uint32_t* __restrict__ w,
                                                         const typename Cfg::T* __restrict__ gscale,
@@ -421,11 +421,18 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   });
   math.template wait_mma<0>();
   if (!release_early) grid_dependents_launch();
-  __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
-  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem));
+  if constexpr (kCluster != 0) {
+    // (its first barrier: every warpgroup's MMAs have read x, the region becomes the fp32 tile)
+    cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0, reinterpret_cast<float*>(smem));
+  } else {
+    __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
+    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem));
+  }
 }
 
-template <class Cfg>
+// kCluster = 0: K splits reduced through the global workspace + tickets (splitk_epilogue); 2..8: launched as clusters
+// of that many blocks along z, the splits reduced through distributed shared memory (cluster_splitk_epilogue).
+template <class Cfg, int kCluster = 0>
 __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restrict__ x,
                                                   const uint32_t* __restrict__ w,
                                                   const typename Cfg::T* __restrict__ gscale,
@@ -436,14 +443,13 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
                                                   int* __restrict__ tickets, int M, int N, int K, int N16, int K64,
                                                   int atoms_per_split, int flags) {
   if constexpr (Cfg::kWgmma) {
-    gemm_wna16_direct_wgmma<Cfg>(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64,
+    gemm_wna16_direct_wgmma<Cfg, kCluster>(x, w, gscale, gzero, chscale, tscale, bias, y, ws, tickets, M, N, K, N16, K64,
                                  atoms_per_split, flags);
     return;
   }
   using T = typename Cfg::T;
   using Plan = DirectPlan<Cfg>;
   constexpr int kBits = Cfg::kBits;
-  constexpr int kBN = Cfg::kBN;
   constexpr int kBT = Cfg::kBT;
   constexpr int kDepth = Cfg::kStages;   // atoms in flight per warp (register ring)
   constexpr int kTilesM = Cfg::kTilesM;
@@ -555,7 +561,11 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
 
   // ---- 4
   math.reduce_k(reinterpret_cast<float*>(smem + L.off_red), [] { __syncthreads(); });
-  splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0);
+  if constexpr (kCluster != 0)
+    // the fp32 tile at the start of shared memory (the host sizes the launch for it: direct_smem_bytes)
+    cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0, reinterpret_cast<float*>(smem));
+  else
+    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0);
 }
 
 }  // namespace humming
