@@ -193,3 +193,17 @@ def test_direct_cluster_refused_below_sm90():
     for arch in ("sm_75", "sm_80", "sm_86", "sm_89"):
         assert "clusters" in c.unsupported_reason(arch, 4096, 128)
     assert c.unsupported_reason("sm_90", 4096, 128) == ""
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "sm_120a"])
+def test_direct_refill_after_math_experiment_compiles(arch, cache_dir, monkeypatch):
+    """The HUMMING_REFILL_AFTER_MATH experiment macro (gemm_wna16_direct.cuh: ring slots consumed in place) keeps
+    compiling for the direct mma.sync choices, g128 / g256 units and ring depths that are and are not multiples."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_REFILL_AFTER_MATH")
+    specs = [_spec(format_params(WeightDesc.parse(d)), KernelChoice.parse(c), torch.bfloat16, arch)
+             for d in ("w:uint4b8,s:g128:bfloat16", "w:uint4,s:g256:bfloat16,zp:int")
+             for c in ("bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn4_tm2_wk2_ak256_s3_direct", "bt16_wn2_tm1_wk2_ak16_s3_direct")]
+    assert all("HUMMING_REFILL_AFTER_MATH" in s.source for s in specs)
+    assert all(len(a.cubin) > 1000 for a in compile_many(specs))

@@ -208,3 +208,21 @@ def test_direct_cluster_equals_ticket_path(k, monkeypatch):
         assert layer_t.plan_info[1]["atoms_per_split"] == layer_c.plan_info[1]["atoms_per_split"]
         assert torch.equal(y_c, y_t), f"{clustered.short()}: cluster and ticket reductions differ"
         _assert_graph_replays_match_eager(layer_c, x)
+
+
+@pytest.mark.parametrize("choice", [KernelChoice(8, 4, 2, 2, 256, 4, "direct"), KernelChoice(8, 2, 2, 4, 32, 3, "direct"),
+                                    KernelChoice(16, 2, 1, 2, 16, 3, "direct")], ids=lambda c: c.short())
+def test_direct_refill_after_math_experiment(choice, monkeypatch):
+    """The HUMMING_REFILL_AFTER_MATH experiment (the mma.sync direct kernel consumes a ring slot in place and refills
+    it after its math) computes the same outputs as the default order, bit for bit, on K tails, odd N and g128 / g256
+    units."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 1000, 4288), ("w:uint4,s:g256:bfloat16,zp:int", 600, 8200)]:
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="refill")
+        x = torch.randn(min(choice.bt, 5), k, device="cuda", dtype=torch.bfloat16)
+        y0 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(x.shape[0]): choice})(x)
+        monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_REFILL_AFTER_MATH")
+        y1 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(x.shape[0]): choice})(x)
+        monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
+        assert torch.equal(y0, y1), f"{choice.short()} {desc}: the refill order changed the result"
+        assert not torch.isnan(y1).any()

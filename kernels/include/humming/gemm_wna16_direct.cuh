@@ -545,9 +545,17 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   int al = wk * kU;   // the math's atom column (position i of the sequence)
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
+#ifdef HUMMING_REFILL_AFTER_MATH
+    // (experiment, HUMMING_DEBUG_DEFINES=HUMMING_REFILL_AFTER_MATH) the math reads the slot in place and the slot is
+    // refilled after it: no slot -> cur register copies (the ring is unrolled by its depth, so a refill issued first
+    // cannot reuse the consumed registers: 8 IMAD.MOV per position at tm2), one atom's math later
+    math.template atom<d % kU>(ring[d % kDepth], al);
+    stream.template load_next<(d + kDepth) % kU>(ring[d % kDepth]);   // position i0 + d + kDepth
+#else
     uint32_t cur[kTilesM][kBits];
     stream.template take_and_refill<(d + kDepth) % kU>(cur, ring[d % kDepth]);   // refills position i0 + d + kDepth
     math.template atom<d % kU>(cur, al);
+#endif
     al += d % kU == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
   };
   int i0 = 0;
