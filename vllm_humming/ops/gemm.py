@@ -24,7 +24,7 @@ from ..dtypes import FloatType, IntType
 from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
-from ..tuning.heuristics import (KernelChoice, _env_int, arch_info, choose_direct_splits, choose_kernel,
+from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
                                  choose_splits, default_prefill_m, has_bulk, m_bucket, M_BUCKETS)
 from .repack import kernel_int_codes, repack_codes
 
@@ -515,7 +515,7 @@ class GemmLayer:
                         bps = by_smem
                     # HUMMING_DEBUG_MIN_SMEM=B (experiments): launch with at least B bytes of dynamic shared memory,
                     # i.e. cap the blocks per SM (e.g. one block per SM for a cluster launch)
-                    pad = _env_int("HUMMING_DEBUG_MIN_SMEM", 0, 0, bk.smem)
+                    pad = env_int("HUMMING_DEBUG_MIN_SMEM", 0, 0, bk.smem)
                     if pad > smem:
                         smem = pad
                         bps = max(1, min(bps, self.info.smem_per_sm // (smem + 1024)))

@@ -366,7 +366,7 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
             raise ValueError(f"kernel choice {choice.short()} needs {smem} bytes of shared memory for a "
                              f"{per}-atom K range of {rows} token rows; a block may take {limit}")
         return choice.cluster, per
-    forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)
+    forced = env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)
     smallest = choice.direct_smem_bytes(quantum, rows, group, zero)
     if smallest > limit:
         raise ValueError(f"kernel choice {choice.short()} needs {smallest} bytes of shared memory for its smallest K "
@@ -559,7 +559,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
 
 
-def _env_int(name: str, default: int, lo: int, hi: int) -> int:
+def env_int(name: str, default: int, lo: int, hi: int) -> int:
     """An integer experiment knob from the environment, lo..hi; anything else is an error naming it."""
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -587,7 +587,7 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
         # segment runs no stage and adds zeros)
         per = -(-k_atoms // choice.cluster)
         return choice.cluster, per
-    forced = _env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)   # experiments (tuning.sweep --splits): this many splits
+    forced = env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)   # experiments (tuning.sweep --splits): this many splits
     if forced:
         per = -(-k_atoms // min(forced, max(1, k_atoms // choice.atoms_k)))
         per = -(-per // choice.atoms_k) * choice.atoms_k
@@ -606,11 +606,11 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     min_atoms = 2 * choice.atoms_k
     # fp32 partials (written and read once each) stay under half of the weight bytes
     # (HUMMING_DEBUG_SPLIT_RATIO, experiments: the 128 below; smaller allows more partial traffic)
-    ratio = _env_int("HUMMING_DEBUG_SPLIT_RATIO", 128, 1, 1 << 20)
+    ratio = env_int("HUMMING_DEBUG_SPLIT_RATIO", 128, 1, 1 << 20)
     traffic_cap = max(1, (k * bits) // (ratio * max(1, m)))
     # At most 32 splits (HUMMING_DEBUG_MAX_SPLITS, experiments).  16 left 4096x14336 M=1 at 512 blocks for 924
     # slots; 28 splits fill them and enable the early PDL release there: 14.5 -> 13.4 us (session 7, H200)
-    max_splits = _env_int("HUMMING_DEBUG_MAX_SPLITS", 32, 1, 256)
+    max_splits = env_int("HUMMING_DEBUG_MAX_SPLITS", 32, 1, 256)
     splits = max(1, min(slots // base, k_atoms // min_atoms, traffic_cap, max_splits))
     per = -(-k_atoms // splits)
     per = -(-per // choice.atoms_k) * choice.atoms_k
