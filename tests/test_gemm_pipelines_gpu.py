@@ -181,11 +181,12 @@ def test_decode8_two_stage_ring(desc, m):
 
 def _check_default_choice(desc, n, k, m, name):
     """The layer's own choice (heuristics) for an [n, k] layer at M = m vs the fp32 reference, output poisoned."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16   # the activations of a float16-scaled format
     qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name=name)
-    layer = GemmLayer(qw, None, torch.bfloat16)
-    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    layer = GemmLayer(qw, None, dtype)
+    x = torch.randn(m, k, device="cuda", dtype=dtype)
     ref = reference_gemm(x.float(), qw)
-    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
     y = layer(x, out=out)
     torch.cuda.synchronize()
     assert not torch.isnan(y).any()
@@ -200,17 +201,28 @@ def test_decode_default_choices(desc, m):
     _check_default_choice(desc, 16400, 1088, m, "wide")
 
 
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint3b4,s:g128:bfloat16"])
 @pytest.mark.parametrize("m", [9, 13, 16])
-def test_wide_cluster_default_choices(m, monkeypatch):
-    """HUMMING_CLUSTER=1's choice for wide int4 layers at 9-16 tokens (sm_90a): the direct wgmma kernel with two K
-    splits summed by a 2-block cluster -- a whole-stage K, the largest K the rule takes, a K tail, odd N."""
-    monkeypatch.setenv("HUMMING_CLUSTER", "1")
-    desc = "w:uint4b8,s:g128:bfloat16"
+def test_wide_cluster_default_choices(desc, m):
+    """The default for wide int3 / int4 layers at 9-16 tokens (sm_90a): the direct wgmma kernel with two K splits
+    summed by a 2-block cluster -- a whole-stage K, the largest K the rule takes, a K tail, odd N."""
     if _wgmma_ok():
         qw = quantize_weight(torch.randn(16400, 1088, device="cuda"), WeightDesc.parse(desc))
         assert GemmLayer(qw, None, torch.bfloat16)._choice(16).cluster == 2
     for n, k in [(28672, 4096), (16400, 8192), (16390, 1088)]:
         _check_default_choice(desc, n, k, m, "wide_cluster")
+
+
+@pytest.mark.parametrize("desc", FORMATS)
+@pytest.mark.parametrize("m", [33, 47, 64])
+def test_narrow_cluster_default_choices(desc, m):
+    """The default for narrow layers with K <= 4096 at 33-64 tokens (sm_90a): the cp.async wgmma kernel's 128-row
+    tiles with two K splits summed by a 2-block cluster -- the bench shape, odd N, a K tail, a short K."""
+    if _wgmma_ok():
+        qw = quantize_weight(torch.randn(6144, 4096, device="cuda") * 0.05, WeightDesc.parse(desc))
+        assert GemmLayer(qw, None, torch.bfloat16)._choice(64).cluster == 2
+    for n, k in [(6144, 4096), (9000, 4032), (12290, 1088), (6150, 192)]:
+        _check_default_choice(desc, n, k, m, "narrow_cluster")
 
 
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16",

@@ -290,9 +290,10 @@ def test_session9_direct_rules():
     assert pick(1, 8, 28672, 4096, group=0) == "bt8_wn4_tm2_wk1_ak256_s4_direct_wgmma"
     assert not pick(1, 8, 6144, 4096, group=0).endswith("direct_wgmma")
     assert pick(16, 4, 6144, 4096) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"
-    assert pick(16, 4, 28672, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    assert pick(16, 4, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"   # session 12 (test_cluster_rules)
+    assert pick(16, 8, 28672, 4096, group=0) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
     assert pick(16, 4, WIDE_N, 4096, flt=True, group=32) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
-    assert pick(16, 3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    assert pick(16, 3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
     assert pick(32, 4, 28672, 4096) == "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
     assert pick(8, 4, 6144, 4096, group=96) == choose_kernel("sm_90a", 8, 4, 96, k=4096, n=6144,
                                                              pipeline="cp_async").short()   # g96: no direct kernel
@@ -331,7 +332,7 @@ def test_session10_rules():
         assert pick(bucket, 4, 4096, 14336) != bulk and pick(bucket, 4, 28672, 4096) != bulk
         assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
-    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"     # 64 tokens keep the cp.async kernel
+    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma"  # 64 tokens keep the cp.async kernel
 
 
 @pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
@@ -401,34 +402,48 @@ def test_direct_cluster_choice():
     assert "clusters" in c.unsupported_reason("sm_80", 4096, 128)
 
 
-def test_session11_rules():
-    """Session 11 (HUMMING_CLUSTER=1 only, default off): wide int4 layers at 9-16 tokens run the direct wgmma kernel
-    with two K splits reduced by a 2-block cluster -- K <= 8192 (the 16-row x range in shared memory), sm_90a only,
-    not under HUMMING_PIPELINE=cp_async, and in all_choices (CI compiles it)."""
+def test_cluster_rules():
+    """Sessions 11-12 (HUMMING_CLUSTER, default on): wide int3 / int4 layers at 9-16 tokens run the direct wgmma
+    kernel with two K splits reduced by a 2-block cluster (K <= 8192: the 16-row x range in shared memory; not under
+    HUMMING_PIPELINE=cp_async); narrow layers (6144 <= N < WIDE_N, K <= 4096) at 33-64 tokens run the cp.async wgmma
+    kernel's 128-row tiles with two clustered splits; sm_90a only; HUMMING_CLUSTER=0 restores the ticketed choices;
+    all of them are in all_choices (CI compiles them)."""
     c2 = "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
+    c64 = "bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma"
     info = arch_info("sm_90a", 132)
 
     def pick(m, k=4096, n=28672, bits=4, group=128, flt=False, **kw):
         return choose_kernel("sm_90a", m, bits, group, k=k, n=n, float_family=flt, **kw)
 
-    for m in (9, 16):
-        c = pick(m, cluster=True)
-        assert c.short() == c2 and c in all_choices("sm_90a", 4, 128, False, False)
-        assert pick(m).short() != c2 and pick(m, cluster=False).short() != c2      # off by default
-        for k in (4096, 8192):   # every K the rule takes fits shared memory
-            splits, per = choose_direct_splits(c, 28672, k, m, info, 1, 128)
-            assert splits == 2 and c.direct_smem_bytes(per, m, 128, False) <= info.smem_per_block
-    os.environ["HUMMING_CLUSTER"] = "1"
+    for bits in (3, 4):
+        for m in (9, 16):
+            c = pick(m, bits=bits)
+            assert c.short() == c2 and c in all_choices("sm_90a", bits, 128, False, False)
+            assert pick(m, bits=bits, cluster=False).short() != c2
+            for k in (4096, 8192):   # every K the rule takes fits shared memory
+                splits, per = choose_direct_splits(c, 28672, k, m, info, 1, 128)
+                assert splits == 2 and c.direct_smem_bytes(per, m, 128, False) <= info.smem_per_block
+    assert pick(16, pipeline="cp_async").short() != c2
+    assert pick(16, k=8256).short() != c2 and pick(16, n=6144).short() != c2 and pick(8).short() != c2
+    for bits, group, flt in ((8, 0, False), (4, 32, True), (2, 64, False)):   # lost or not measured
+        assert pick(16, bits=bits, group=group, flt=flt).short() != c2
+    assert not choose_kernel("sm_90", 16, 4, 128, k=4096, n=28672).cluster
+    # 33-64 tokens, narrow layers with K <= 4096: every bench format
+    for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
+        for m in (33, 64):
+            c = pick(m, n=6144, bits=bits, group=group, flt=flt)
+            assert c.short() == c64, (bits, group, flt, c.short())
+            assert c in all_choices("sm_90a", bits, group, False, flt)
+            assert choose_splits(c, 6144, 4096, m, info, 2, bits) == (2, 32)
+            assert pick(m, n=6144, bits=bits, group=group, flt=flt, cluster=False).short() != c64
+        assert pick(64, n=28672, bits=bits, group=group, flt=flt).short() != c64      # wide: loses
+        assert pick(64, n=4096, k=14336, bits=bits, group=group, flt=flt).short() != c64   # K > 4096: loses
+        assert pick(64, n=4096, bits=bits, group=group, flt=flt).short() != c64       # N < 6144: not measured
+    os.environ["HUMMING_CLUSTER"] = "0"
     try:
-        assert pick(16).short() == c2
-        assert pick(16, pipeline="cp_async").short() != c2
+        assert pick(16).short() != c2 and pick(64, n=6144).short() != c64
     finally:
         del os.environ["HUMMING_CLUSTER"]
-    assert pick(16, k=8256, cluster=True).short() != c2 and pick(16, n=6144, cluster=True).short() != c2
-    assert pick(8, cluster=True).short() != c2
-    for bits, group, flt in ((3, 128, False), (8, 0, False), (4, 32, True), (2, 64, False)):   # not measured
-        assert pick(16, bits=bits, group=group, flt=flt, cluster=True).short() != c2
-    assert not choose_kernel("sm_90", 16, 4, 128, k=4096, n=28672, cluster=True).cluster
     os.environ["HUMMING_CLUSTER"] = "yes"
     try:
         with pytest.raises(ValueError, match="HUMMING_CLUSTER"):

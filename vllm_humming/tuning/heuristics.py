@@ -399,10 +399,11 @@ def _has_bulk(arch: str) -> bool:
 
 
 def cluster_defaults_enabled() -> bool:
-    """HUMMING_CLUSTER=1 (default 0): let the heuristics pick the cluster-reduced split-K choices that measured faster
-    on the H200 but whose exact configuration has not yet passed the GPU tests there (session 11, NOTES.md).  Forced
-    choices with a cluster (tests, tuning) run either way."""
-    v = os.environ.get("HUMMING_CLUSTER", "0").strip()
+    """HUMMING_CLUSTER (default 1; 0 turns them off): whether the heuristics pick the cluster-reduced split-K choices
+    (thread block clusters summing the K splits in distributed shared memory) where they measured faster on the H200
+    and passed their GPU tests there (sessions 11-12, NOTES.md).  Forced choices with a cluster (tests, tuning) run
+    either way."""
+    v = os.environ.get("HUMMING_CLUSTER", "1").strip()
     if v not in ("0", "1"):
         raise ValueError(f"HUMMING_CLUSTER must be 0 or 1, got {v!r}")
     return v == "1"
@@ -421,12 +422,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
         return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     if 8 < bucket <= 16:
-        if cluster and n >= WIDE_N and 0 < k <= 8192 and bits == 4 and not float_family:
-            # (HUMMING_CLUSTER=1) wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a
-            # 2-block thread block cluster in distributed shared memory (no workspace round trips at the end).
-            # Session 11, 28672x4096 int4 M=16 (results/h200-2026-12-01-s11/b_sweep_m16.txt): 27.1 us vs 29.6 for the
-            # cp.async wgmma default and 32.5 for the ticket-reduced direct kernel; clusters of 4 / 8 lost.  K <= 8192
-            # keeps the 16-row x range in shared memory.  Other formats: not measured yet (scripts/h200_next.sh).
+        if cluster and n >= WIDE_N and 0 < k <= 8192 and bits in (3, 4) and not float_family:
+            # wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a 2-block thread block
+            # cluster in distributed shared memory (no workspace round trips at the end).  28672x4096 M=16, us vs the
+            # cp.async wgmma default: int4 27.1 vs 29.6 (session 11, results/h200-2026-12-01-s11/b_sweep_m16.txt;
+            # again in session 12, results/h200-2026-12-01-s12/b_sweep_m16i4.txt), int3 28.6 vs 29.3; int8 (36.5 vs
+            # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
+            # lost.  K <= 8192 keeps the 16-row x range in shared memory.
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
@@ -507,6 +509,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             # three default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us for the
             # mma.sync kernel and 168 us for expand + cuBLAS (r1_bench_int4_m256_m1024_expand_cublas.log).
             if bucket <= 64:
+                if (cluster_defaults_enabled() if cluster is None else cluster) and 6144 <= n < WIDE_N and 0 < k <= 4096:
+                    # narrow layers, 33-64 tokens, K <= 4096: the same 128-row tiles with two K splits summed by a
+                    # 2-block cluster instead of five ticketed ones (96 blocks, no workspace).  6144x4096 M=64, us:
+                    # int4 16.0 vs 17.0, int3 16.6 vs 17.3, int8 17.0 vs 19.8, MXFP4 17.9 vs 18.2 (session 12,
+                    # results/h200-2026-12-01-s12/a_sweep_m64.txt, b_sweep_m64_*.txt).  28672x4096 (52.0 vs 44.9) and
+                    # 4096x14336 (46.2 vs 28.1) lose; N < 6144 was not measured.
+                    cands.append(KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", cluster=2))
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
                 if bucket > 128 and n >= WIDE_N:
