@@ -225,6 +225,23 @@ def test_narrow_cluster_default_choices(desc, m):
         _check_default_choice(desc, n, k, m, "narrow_cluster")
 
 
+@pytest.mark.parametrize("desc", FORMATS)
+@pytest.mark.parametrize("m", [33, 64, 129, 256, 257, 700])
+def test_large_m_default_choices(desc, m, monkeypatch):
+    """Session 12's defaults from 33 tokens (sm_90a): 256-row tiles on wide layers at 33-64 tokens, the
+    three-warpgroup bulk kernel on narrow layers with K > 4096 at 129-256 tokens, 256-row tiles (stream-K on wide
+    layers) from 257 tokens -- odd N, K tails where the kernel takes them, vs the fp32 reference, output poisoned."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))     # the kernel at every M, not expand + cuBLAS
+    if m <= 64:
+        cases = [(16400, 4096), (16390, 1088)]
+    elif m <= 256:
+        cases = [(4100, 8192), (4000, 14336)]
+    else:
+        cases = [(16400, 4096), (16390, 1088), (6144, 4096), (4000, 8200)]
+    for n, k in cases:
+        _check_default_choice(desc, n, k, m, "large_m")
+
+
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16",
                                   "w:float4_e2m1,s:g32:float8_e8m0fnu"])
 @pytest.mark.parametrize("m", [1, 9, 16, 100, 257])

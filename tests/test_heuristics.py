@@ -191,14 +191,15 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
     from vllm_humming.tuning.heuristics import WIDE_N
 
     for bits, group in ((4, 128), (3, 128), (8, 0), (4, 32)):
-        wide = choose_kernel("sm_90a", 1 << 30, bits, group, k=4096, n=28672)
-        assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
-        assert wide in all_choices("sm_90a", bits, group)
-        for narrow in (choose_kernel("sm_90a", 1 << 30, bits, group, k=4096, n=6144),
-                       choose_kernel("sm_90a", 1 << 30, bits, group, k=4096, n=0),
+        for bucket in (256, 1 << 30):
+            wide = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=28672)
+            assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
+            assert wide in all_choices("sm_90a", bits, group)
+        for narrow in (choose_kernel("sm_90a", 256, bits, group, k=4096, n=6144),
+                       choose_kernel("sm_90a", 256, bits, group, k=4096, n=0),
                        choose_kernel("sm_90a", 128, bits, group, k=4096, n=28672)):
             assert narrow.tiles_m == 1 and narrow.block_n == 128
-        assert choose_kernel("sm_90a", 1 << 30, bits, group, n=WIDE_N - 16).tiles_m == 1
+        assert choose_kernel("sm_90a", 256, bits, group, n=WIDE_N - 16).tiles_m == 1
         assert not choose_kernel("sm_89", 1 << 30, bits, group, k=4096, n=28672).wgmma
     assert pdl_early_release(896, 924) and pdl_early_release(768, 924) and pdl_early_release(740, 924)
     assert not pdl_early_release(512, 924) and not pdl_early_release(738, 924)
@@ -323,7 +324,7 @@ def test_session10_rules():
     assert pick(16, 3, 6144, 4096) == pick(16, 8, 4096, 14336, group=0) == pick(9, 4, 4096, 14336) == m16
     assert pick(16, 8, 28672, 4096, group=0) == "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
     bulk = "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
-    for bucket in (65, 128, 256, 1023):
+    for bucket in (65, 128, 256):
         for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
             assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == bulk
             assert pick(bucket, bits, 6144, 4096, flt=flt, group=group, pipeline="cp_async") != bulk
@@ -332,6 +333,7 @@ def test_session10_rules():
         assert pick(bucket, 4, 4096, 14336) != bulk and pick(bucket, 4, 28672, 4096) != bulk
         assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
+    assert pick(257, 4, 6144, 4096) == pick(1023, 4, 6144, 4096) != bulk      # 257+ tokens: 256-row cp.async tiles
     assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma"  # 64 tokens keep the cp.async kernel
 
 
@@ -450,6 +452,36 @@ def test_cluster_rules():
             pick(16)
     finally:
         del os.environ["HUMMING_CLUSTER"]
+
+
+def test_session12_large_m_rules():
+    """Session 12: wide layers at 33-64 tokens take 256-row tiles; 129-256 tokens on narrow layers with K > 4096 the
+    three-warpgroup bulk kernel; 257+ tokens 256-row cp.async tiles everywhere, stream-K on wide layers; sm_90a only,
+    every pick in all_choices."""
+    def pick(m, n, k, bits=4, group=128, flt=False, arch="sm_90a"):
+        return choose_kernel(arch, m, bits, group, k=k, n=n, float_family=flt)
+
+    assert M_BUCKETS[-2:] == (256, 1 << 30)
+    for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
+        allc = all_choices("sm_90a", bits, group, False, flt)
+        for m in (33, 64):
+            c = pick(m, 28672, 4096, bits, group, flt)
+            assert c.short() == "bt64_wn8_tm2_wk1_ak1_s4_wgmma" and c in allc
+            assert pick(m, 4096, 14336, bits, group, flt).tiles_m == 1
+        for m in (129, 256):
+            c = pick(m, 4096, 14336, bits, group, flt)
+            assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" and c in allc
+            assert pick(m, 6144, 4096, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
+            assert pick(m, 28672, 4096, bits, group, flt).short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma"
+        assert pick(128, 4096, 14336, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
+        for m in (257, 512, 1023):
+            w = pick(m, 28672, 4096, bits, group, flt)
+            assert w.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma" and w in allc
+            for n, k in ((6144, 4096), (4096, 14336)):
+                c = pick(m, n, k, bits, group, flt)
+                assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma" and c in allc
+        for m in (64, 256, 512):
+            assert not pick(m, 28672, 4096, bits, group, flt, arch="sm_90").wgmma
 
 
 def test_cp_async_wgmma_cluster_choice():

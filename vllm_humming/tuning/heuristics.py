@@ -274,7 +274,7 @@ def arch_info(arch: str, sms: int = 0) -> ArchInfo:
     return ArchInfo(arch, sms or base[0], base[1], base[2])
 
 
-M_BUCKETS = (8, 16, 32, 64, 128, 1 << 30)
+M_BUCKETS = (8, 16, 32, 64, 128, 256, 1 << 30)
 # split-K partial sums of a wgmma call stay under this many bytes (they live in L2, 60 MB on an H200)
 WGMMA_PARTIAL_BYTES = 24 << 20
 # N from which a layer counts as wide for the large-M choice (choose_kernel)
@@ -459,14 +459,21 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
 
 def _bulk_defaults(arch: str, bucket: int, k: int, n: int):
     """The warp-specialized bulk wgmma kernel (gemm_wna16_sm90.cuh: a producer warpgroup, persistent stream-K) where
-    it measured faster than the cp.async wgmma kernels on the H200: more than 64 tokens on narrow layers with K <= 4096,
-    whose 96 128 x 128 tiles (6144 rows at M = 256) leave a split-K grid unbalanced over 132 SMs.  Session 10
-    (results/h200-2026-12-01-s10/), 6144x4096, us, bulk vs the cp.async default: int4 M=128 25.4 vs 28.5, M=256
-    35.6 vs 41.2, M=512 62.7 vs 62.9; M=256 int3 36.2 vs 41.7, int8 37.7 vs 39.2, MXFP4 39.1 vs 44.1.  4096x14336
-    loses (69.0 vs 65.7), and so do the wide layers (28672x4096 M=256: 130 vs 115)."""
-    if arch != "sm_90a" or bucket <= 64 or not (0 < n < WIDE_N and 0 < k <= 4096):
+    it measured faster than the cp.async wgmma kernels on the H200, 65-256 tokens on narrow layers:
+    - K <= 4096, two math warpgroups (128 rows): the 96 128 x 128 tiles of 6144 rows at M = 256 leave a split-K grid
+      unbalanced over 132 SMs.  Session 10 (results/h200-2026-12-01-s10/), 6144x4096, us, bulk vs the cp.async
+      default: int4 M=128 25.4 vs 28.5, M=256 35.6 vs 41.2; M=256 int3 36.2 vs 41.7, int8 37.7 vs 39.2, MXFP4 39.1
+      vs 44.1.  From 257 tokens the 256-row cp.async tiles win (M=512 55.7 vs 62.5, session 12).
+    - K > 4096, 129-256 tokens, three math warpgroups (192 rows, setmaxnreg split): 4096x14336 int4 M=256 62.4-62.6
+      vs 64.9-65.6 (session 12, results/h200-2026-12-01-s12/b_sweep_bulk256.txt, c_sweep_sk256.txt).
+    The wide layers lose (28672x4096 M=256: 124-131 vs 115)."""
+    if arch != "sm_90a" or not 64 < bucket <= 256 or not 0 < n < WIDE_N:
         return []
-    return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
+    if 0 < k <= 4096:
+        return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
+    if k > 4096 and bucket > 128:
+        return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma")]
+    return []
 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
@@ -509,6 +516,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             # three default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us for the
             # mma.sync kernel and 168 us for expand + cuBLAS (r1_bench_int4_m256_m1024_expand_cublas.log).
             if bucket <= 64:
+                if n >= WIDE_N:
+                    # wide layers, 33-64 tokens: 256 rows per block (two m64 tiles per warpgroup: each x fragment
+                    # feeds two MMAs), 112 blocks for 28672 rows.  28672x4096 M=64, us: int4 42.2-42.8 vs 44.3-44.4,
+                    # int3 42.5 vs 46.0, int8 49.6 vs 50.6, MXFP4 49.7 vs 50.6 (session 12,
+                    # results/h200-2026-12-01-s12/b_sweep_m64wide.txt, c_sweep_m64w_*.txt; stream-K over the same
+                    # tiles loses: 47.2); the narrow shapes lose (6144x4096 20.0 vs 16.9, 4096x14336 31.4 vs 28.0).
+                    cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
                 if (cluster_defaults_enabled() if cluster is None else cluster) and 6144 <= n < WIDE_N and 0 < k <= 4096:
                     # narrow layers, 33-64 tokens, K <= 4096: the same 128-row tiles with two K splits summed by a
                     # 2-block cluster instead of five ticketed ones (96 blocks, no workspace).  6144x4096 M=64, us:
@@ -518,6 +532,14 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     cands.append(KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", cluster=2))
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
+                if bucket > 256:
+                    # 257 tokens up to the prefill threshold: 256 weight rows per block on every layer.  M=512, us:
+                    # 6144x4096 55.7 vs 62.5 (bulk), 4096x14336 107.4 vs 116.3 (128-row tiles); the wide layer as
+                    # stream-K (132 persistent blocks over 448 tiles' stages): 213.2 vs 245.9 split-K (session 12,
+                    # results/h200-2026-12-01-s12/c_sweep_sk256.txt; at M=256 the two tie, 115.9 vs 115.1).
+                    if n >= WIDE_N:
+                        cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True))
+                    cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 if bucket > 128 and n >= WIDE_N:
                     # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
                     # group per k16 step) halve the activation re-reads; 28672x4096 int4 M=256 112.6 vs 125.1 us, but
