@@ -456,7 +456,7 @@ def test_cluster_rules():
 
 def test_session12_large_m_rules():
     """Session 12: wide layers at 33-64 tokens take 256-row tiles; 129-256 tokens on narrow layers with K > 4096 the
-    three-warpgroup bulk kernel; 257+ tokens 256-row cp.async tiles everywhere, stream-K on wide layers; sm_90a only,
+    three-warpgroup bulk kernel (integer weights); 257+ tokens 256-row cp.async tiles everywhere, stream-K on wide layers; sm_90a only,
     every pick in all_choices."""
     def pick(m, n, k, bits=4, group=128, flt=False, arch="sm_90a"):
         return choose_kernel(arch, m, bits, group, k=k, n=n, float_family=flt)
@@ -470,7 +470,8 @@ def test_session12_large_m_rules():
             assert pick(m, 4096, 14336, bits, group, flt).tiles_m == 1
         for m in (129, 256):
             c = pick(m, 4096, 14336, bits, group, flt)
-            assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" and c in allc
+            assert c.short() == ("bt128_wn8_tm1_wk1_ak1_s5_wgmma" if flt else "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma")
+            assert c in allc
             assert pick(m, 6144, 4096, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
             assert pick(m, 28672, 4096, bits, group, flt).short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma"
         assert pick(128, 4096, 14336, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
