@@ -191,7 +191,7 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
     from vllm_humming.tuning.heuristics import WIDE_N
 
     for bits, group in ((4, 128), (3, 128), (8, 0), (4, 32)):
-        for bucket in (256, 1 << 30):
+        for bucket in ((256,) if bits == 8 else (256, 1 << 30)):   # 8-bit codes from 257: bulk (session 12)
             wide = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=28672)
             assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
             assert wide in all_choices("sm_90a", bits, group)
@@ -456,7 +456,8 @@ def test_cluster_rules():
 
 def test_session12_large_m_rules():
     """Session 12: wide layers at 33-64 tokens take 256-row tiles; 129-256 tokens on narrow layers with K > 4096 the
-    three-warpgroup bulk kernel (integer weights); 257+ tokens 256-row cp.async tiles everywhere, stream-K on wide layers; sm_90a only,
+    three-warpgroup bulk kernel (integer weights); 257+ tokens 256-row cp.async tiles everywhere, stream-K on wide layers
+    (8-bit integer codes: the bulk kernel); sm_90a only,
     every pick in all_choices."""
     def pick(m, n, k, bits=4, group=128, flt=False, arch="sm_90a"):
         return choose_kernel(arch, m, bits, group, k=k, n=n, float_family=flt)
@@ -476,11 +477,16 @@ def test_session12_large_m_rules():
             assert pick(m, 28672, 4096, bits, group, flt).short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma"
         assert pick(128, 4096, 14336, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
         for m in (257, 512, 1023):
-            w = pick(m, 28672, 4096, bits, group, flt)
-            assert w.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma" and w in allc
-            for n, k in ((6144, 4096), (4096, 14336)):
+            for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
-                assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma" and c in allc
+                assert c in allc
+                if bits == 8:      # 8-bit codes: the bulk kernel on every layer
+                    assert c.short() == "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
+                    assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
+                elif n >= 16384:
+                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma"
+                else:
+                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma"
         for m in (64, 256, 512):
             assert not pick(m, 28672, 4096, bits, group, flt, arch="sm_90").wgmma
 

@@ -457,9 +457,10 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
     return []
 
 
-def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = False):
+def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = False, bits: int = 4):
     """The warp-specialized bulk wgmma kernel (gemm_wna16_sm90.cuh: a producer warpgroup, persistent stream-K) where
-    it measured faster than the cp.async wgmma kernels on the H200, 65-256 tokens on narrow layers:
+    it measured faster than the cp.async wgmma kernels on the H200: 65-256 tokens on narrow layers, and 8-bit integer
+    codes from 257 tokens on every layer (below).
     - K <= 4096, two math warpgroups (128 rows): the 96 128 x 128 tiles of 6144 rows at M = 256 leave a split-K grid
       unbalanced over 132 SMs.  Session 10 (results/h200-2026-12-01-s10/), 6144x4096, us, bulk vs the cp.async
       default: int4 M=128 25.4 vs 28.5, M=256 35.6 vs 41.2; M=256 int3 36.2 vs 41.7, int8 37.7 vs 39.2, MXFP4 39.1
@@ -468,6 +469,11 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
       M=256, us: int4 62.4-62.6 vs 64.9-65.6, int3 63.6 vs 64.6, int8 62.2 vs 72.3; MXFP4 loses (70.0 vs 68.7)
       (session 12, results/h200-2026-12-01-s12/b_sweep_bulk256.txt, c_sweep_sk256.txt, d_sweep_m256_*.txt).
     The wide layers lose (28672x4096 M=256: 124-131 vs 115)."""
+    if arch == "sm_90a" and bucket > 256 and bits >= 8 and not float_family:
+        # 8-bit integer codes from 257 tokens, every layer: M=512, us, vs the 256-row cp.async tiles (stream-K when
+        # wide): 6144x4096 64.1 vs 67.9, 28672x4096 254.1 vs 263.7, 4096x14336 120.0 vs 124.3 (session 12,
+        # results/h200-2026-12-01-s12/d_sweep_m512_uint8.txt); int3 / int4 / MXFP4 lose there
+        return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
     if arch != "sm_90a" or not 64 < bucket <= 256 or not 0 < n < WIDE_N:
         return []
     if 0 < k <= 4096:
@@ -509,7 +515,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             use_cluster = cluster_defaults_enabled() if cluster is None else cluster
             cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster)
                       if c.runs_shape(k or 64, group)]
-            cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family) if c.runs_shape(k)]
+            cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
         if arch == "sm_90a" and bucket > 32:
             # wgmma (H100/H200): from 64 tokens up the mma.sync kernels are bound by shared-memory reads of x (one
             # ldmatrix per 16 weight rows) and by latency per stage; wgmma reads x once per 64 rows straight from
