@@ -483,10 +483,8 @@ def test_session12_large_m_rules():
                 if bits == 8:      # 8-bit codes: the bulk kernel on every layer
                     assert c.short() == "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
-                elif n >= 16384:
-                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma"
                 else:
-                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma"
+                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma"
         for m in (64, 256, 512):
             assert not pick(m, 28672, 4096, bits, group, flt, arch="sm_90").wgmma
 

@@ -544,9 +544,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # 6144x4096 55.7 vs 62.5 (bulk), 4096x14336 107.4 vs 116.3 (128-row tiles); the wide layer as
                     # stream-K (132 persistent blocks over 448 tiles' stages): 213.2 vs 245.9 split-K (session 12,
                     # results/h200-2026-12-01-s12/c_sweep_sk256.txt; at M=256 the two tie, 115.9 vs 115.1).
-                    if n >= WIDE_N:
-                        cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True))
-                    cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
+                    cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True))
                 if bucket > 128 and n >= WIDE_N:
                     # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
                     # group per k16 step) halve the activation re-reads; 28672x4096 int4 M=256 112.6 vs 125.1 us, but
