@@ -16,8 +16,9 @@
 // ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.
 // Stream-K (template flag kStreamK, KernelChoice.stream_k): a persistent 1-D grid instead, block b walks its range of
 // (tile, stage) units (stream_k.cuh) one tile segment at a time -- the same pipeline per segment (run_segment), the
-// partial tiles summed by their last contributor.  Correct on the H200 but not faster than split-K there at any
-// default shape (session 8, NOTES.md), so the heuristics never pick it; tuning sweeps can (`_sk` choices).
+// partial tiles summed by their last contributor.  Slower than split-K for the 128-row tiles at the bench shapes
+// (session 8, NOTES.md); the 256-row wgmma tiles take it from 257 tokens on sm_90a, where split-K grids of whole
+// tiles fall into 1-2 wave cliffs (session 12).
 #pragma once
 
 #include "humming/cluster.cuh"
