@@ -21,3 +21,28 @@ e2e_fixtures() {
   HUMMING_FIXTURES=$PWD/.shared_fixtures step 70 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
     >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | cut -c1-90 | tail -8
 }
+# Shared steps for the per-call scripts (they set R, the results folder, and pack(), which tars it into $OUT):
+# sweep_case NAME DESC MS SHAPES CHOICES [sweep args]: tuning.sweep into $R/sweep_NAME.{txt,json}, the ranking printed.
+sweep_case() {
+  step "${SWEEP_TIMEOUT:-110}" python3 -m vllm_humming.tuning.sweep --desc "$2" --ms "$3" --shapes "$4" --choices "$5" --top 8 \
+    --json "$R/sweep_$1.json" "${@:6}" >"$R/sweep_$1.txt" 2>&1
+  grep -E "cublas|^      " "$R/sweep_$1.txt" | sed 's/^      /  /' | cut -c1-96; pack
+}
+# ncu_case NAME DESC N K M CHOICE: one launch under ncu (speed of light, stalls, PC samples per SASS instruction),
+# reduced to the top instructions by scripts/ncu_top.py (the raw report stays out of $OUT: several MB).
+ncu_case() {
+  step 120 ncu --clock-control none --kernel-name regex:humming_wna16 --launch-skip 5 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SourceCounters --section Occupancy --section LaunchStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -o "/tmp/$1" -f \
+    python3 scripts/profile_case.py "$2" "$3" "$4" "$5" "$6" >"$R/$1.log" 2>&1
+  ncu -i "/tmp/$1.ncu-rep" --page details >"$R/$1_details.txt" 2>&1
+  ncu -i "/tmp/$1.ncu-rep" --page raw >"/tmp/$1_raw.txt" 2>&1
+  grep -E "smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active.ratio" "/tmp/$1_raw.txt" >"$R/$1_stalls.txt"
+  ncu -i "/tmp/$1.ncu-rep" --page source --csv --print-source sass >"/tmp/$1_sass.csv" 2>/dev/null
+  python3 scripts/ncu_top.py "/tmp/$1_sass.csv" 40 >"$R/$1_top_sass.txt" 2>&1
+  echo "-- $1: $6 $3x$4 M=$5"
+  grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Grid Size|Issue Slots Busy" \
+    "$R/$1_details.txt" | head -10
+  awk '{print $1, $NF}' "$R/$1_stalls.txt" | sed 's/smsp__average_warps_issue_stalled_//;s/_per_issue_active.ratio//' \
+    | sort -k2 -g -r | head -8 | tr '\n' ';'; echo; pack
+}
