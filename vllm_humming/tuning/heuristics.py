@@ -499,6 +499,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     bucket = m_bucket(bucket)   # any M maps to its bucket
+    use_cluster = cluster_defaults_enabled() if cluster is None else cluster   # HUMMING_CLUSTER, or the caller's
     if only and only not in PIPELINES:
         raise ValueError(f"HUMMING_PIPELINE must be one of {PIPELINES}, got {only!r}")
     cands = []
@@ -512,7 +513,6 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
         if not only:
-            use_cluster = cluster_defaults_enabled() if cluster is None else cluster
             cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster)
                       if c.runs_shape(k or 64, group)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
@@ -530,7 +530,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # results/h200-2026-12-01-s12/b_sweep_m64wide.txt, c_sweep_m64w_*.txt; stream-K over the same
                     # tiles loses: 47.2); the narrow shapes lose (6144x4096 20.0 vs 16.9, 4096x14336 31.4 vs 28.0).
                     cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
-                if (cluster_defaults_enabled() if cluster is None else cluster) and 6144 <= n < WIDE_N and 0 < k <= 4096:
+                if use_cluster and 6144 <= n < WIDE_N and 0 < k <= 4096:
                     # narrow layers, 33-64 tokens, K <= 4096: the same 128-row tiles with two K splits summed by a
                     # 2-block cluster instead of five ticketed ones (96 blocks, no workspace).  6144x4096 M=64, us:
                     # int4 16.0 vs 17.0, int3 16.6 vs 17.3, int8 17.0 vs 19.8, MXFP4 17.9 vs 18.2 (session 12,
