@@ -253,7 +253,7 @@ def _workspace(device: torch.device, numel: int) -> torch.Tensor:
     bufs = _WORKSPACES.setdefault(idx, [])
     if not bufs or bufs[-1].numel() < numel:
         size = max(numel, 2 * bufs[-1].numel() if bufs else 1 << 20)
-        bufs.append(torch.empty(size, dtype=torch.float32, device=device))
+        bufs.append(torch.zeros(size, dtype=torch.float32, device=device))  # zeroed: the SPLITK_ATOMIC experiment
     return bufs[-1]
 
 

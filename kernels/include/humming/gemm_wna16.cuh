@@ -108,6 +108,58 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
       return;
     }
     const size_t ws_rows = (size_t)gridDim.x * kBT;
+#ifdef HUMMING_DEBUG_SPLITK_SKIP   // experiments only: no cross-block reduction at all (wrong results)
+    return;
+#endif
+#ifdef HUMMING_DEBUG_SPLITK_STOREONLY   // experiments only: the partial stores, then exit (wrong results)
+#pragma unroll 1
+    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+      if (n0 + c < N16)
+        __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * N16 + n0 + c),
+               *reinterpret_cast<const float4*>(tile + r * kLd + c));
+    }
+    return;
+#endif
+#ifdef HUMMING_DEBUG_SPLITK_ATOMIC
+    // experiments only: every split adds its tile into split 0's (zeroed) region with fp32 vector reductions at L2;
+    // the last block reads the sum once and re-zeroes it.  Not deterministic (the adds land in arrival order).
+#pragma unroll 1
+    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+      if (n0 + c < N16) {
+        const float4 a = *reinterpret_cast<const float4*>(tile + r * kLd + c);
+        float* dst = ws + (size_t)(m0 + r) * N16 + n0 + c;
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(a.x), "f"(a.y), "f"(a.z),
+                     "f"(a.w) : "memory");
+      }
+    }
+    __syncthreads();
+    {
+      __shared__ int last_flag;
+      const int tid0 = blockIdx.y * gridDim.x + blockIdx.x;
+      if (threadIdx.x == 0) {
+        __threadfence();
+        last_flag = (atomicAdd(tickets + tid0, 1) == (int)gridDim.z - 1);
+        if (last_flag) __threadfence();
+      }
+      __syncthreads();
+      if (!last_flag) return;
+#pragma unroll 4
+      for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+        const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+        if (n0 + c < N16) {
+          float4* src = reinterpret_cast<float4*>(ws + (size_t)(m0 + r) * N16 + n0 + c);
+          *reinterpret_cast<float4*>(tile + r * kLd + c) = __ldcg(src);
+          __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
+        }
+      }
+      __syncthreads();
+      write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
+      if (threadIdx.x == 0) tickets[tid0] = 0;
+      return;
+    }
+#endif
 #pragma unroll 1
     for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
       const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
@@ -150,7 +202,13 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   // tiles do not fill the GPU, so M * N16 stays far below 2^31.)
   constexpr int kVecsPerRow = kBN / 4;
   constexpr int kThreads = Cfg::kThreads;
+#if defined(HUMMING_DEBUG_SPLITK_INFLIGHT32)
+  constexpr int kInFlight = Cfg::kWgmma ? 32 : 8;   // experiments: more loads in flight in the wgmma reduction
+#elif defined(HUMMING_DEBUG_SPLITK_INFLIGHT16)
+  constexpr int kInFlight = Cfg::kWgmma ? 16 : 8;
+#else
   constexpr int kInFlight = 8;
+#endif
   constexpr int kChunk = ceil_div(kBT * kVecsPerRow, kThreads) < kInFlight ? ceil_div(kBT * kVecsPerRow, kThreads)
                                                                             : kInFlight;
   if constexpr (kBT <= 8) {
@@ -169,6 +227,13 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     return;
   }
   constexpr int kSplitBatch = kInFlight / kChunk;
+#ifdef HUMMING_DEBUG_SPLITK_NOREAD   // experiments only: the last block reads no partial (wrong results)
+  if constexpr (Cfg::kWgmma) {
+    write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
+    if (threadIdx.x == 0) tickets[ticket_id] = 0;
+    return;
+  }
+#endif
   const int splits = (int)gridDim.z;
   const int vecs = min(kBT, M - m0) * kVecsPerRow;
 #pragma unroll 1
