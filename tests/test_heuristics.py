@@ -501,3 +501,23 @@ def test_cp_async_wgmma_cluster_choice():
     for bad in ("bt64_wn8_tm1_wk1_ak1_s6_c4", "bt64_wn8_tm1_wk1_ak1_s6_sk_c4_wgmma", "bt64_wn8_tm1_wk1_ak1_s6_c4_bulk_wgmma"):
         with pytest.raises(ValueError, match="cluster"):
             KernelChoice.parse(bad)
+
+
+def test_splitk_reducers_policy(monkeypatch):
+    """Several blocks share a split-K tile's final sum only where they may wait for one another safely: one-wave
+    grids, at most half the slots waiting, 16+ token tiles on the ticket path (vllm_humming.ops.gemm)."""
+    from vllm_humming.ops.gemm import splitk_reducers
+    wg = KernelChoice.parse("bt64_wn8_tm1_wk1_ak1_s6_wgmma")
+    assert splitk_reducers(wg, 32, 8, 264) == 4          # 4096x14336 M=64: 256 blocks, 96 waiting of 264 slots
+    assert splitk_reducers(wg, 48, 5, 264) == 3          # 6144x4096: 48 x 3 = 144 waiting > 132, so 2 wait each
+    assert splitk_reducers(wg, 32, 2, 264) == 2          # never more reducers than splits
+    assert splitk_reducers(wg, 32, 1, 264) == 1          # no split-K
+    assert splitk_reducers(wg, 64, 8, 264) == 1          # two waves: the last arrival may not be resident
+    assert splitk_reducers(wg, 200, 2, 264) == 1         # 200 waiting blocks > half the slots
+    assert splitk_reducers(KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_direct"), 32, 8, 264) == 1   # 8-token tiles
+    assert splitk_reducers(KernelChoice.parse("bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma"), 32, 2, 264) == 1  # cluster sums
+    monkeypatch.setenv("HUMMING_SPLITK_REDUCERS", "1")
+    assert splitk_reducers(wg, 32, 8, 264) == 1
+    monkeypatch.setenv("HUMMING_SPLITK_REDUCERS", "9")
+    with pytest.raises(ValueError, match="HUMMING_SPLITK_REDUCERS"):
+        splitk_reducers(wg, 32, 8, 264)

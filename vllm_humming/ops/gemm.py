@@ -131,6 +131,26 @@ _ARGS = ("x", "w", "gscale", "gzero", "chscale", "tscale", "bias", "y", "ws", "t
 _ARG_TYPES = ("ptr",) * 10 + ("i32",) * 7
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
+FLAG_REDUCERS_SHIFT = 4        # bits 4..7: blocks sharing a split-K tile's final sum
+MAX_REDUCERS = 4               # kMaxReducers
+
+
+def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -> int:
+    """How many blocks of a split-K tile share its final sum (splitk_epilogue): the last block to arrive alone reads
+    every split's partial, and at M = 16 / 64 that read was most of the split-K end (NOTES.md, session 13).  With
+    R > 1, R - 1 blocks per tile wait for the tile's last arrival, so R > 1 only where the grid is one wave and the
+    waiting blocks take at most half the resident slots (every block of the tile is then resident, whatever else
+    holds a slot).  8-token tiles keep one (their partials are a few hundred bytes).  HUMMING_SPLITK_REDUCERS caps
+    it (1 = the last block alone)."""
+    cap = env_int("HUMMING_SPLITK_REDUCERS", MAX_REDUCERS, 1, MAX_REDUCERS)
+    if splits < 2 or choice.cluster or choice.bulk or choice.stream_k or choice.bt <= 8:
+        return 1
+    r = min(cap, splits)
+    if tiles * splits > slots:
+        return 1
+    while r > 1 and (r - 1) * tiles > slots // 2:
+        r -= 1
+    return r
 
 
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
@@ -253,7 +273,7 @@ def _workspace(device: torch.device, numel: int) -> torch.Tensor:
     bufs = _WORKSPACES.setdefault(idx, [])
     if not bufs or bufs[-1].numel() < numel:
         size = max(numel, 2 * bufs[-1].numel() if bufs else 1 << 20)
-        bufs.append(torch.zeros(size, dtype=torch.float32, device=device))  # zeroed: the SPLITK_ATOMIC experiment
+        bufs.append(torch.empty(size, dtype=torch.float32, device=device))
     return bufs[-1]
 
 
@@ -541,15 +561,19 @@ class GemmLayer:
             if not c.bulk and (c.direct or not c.wgmma) and not c.stream_k and \
                     pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], slots):
                 flags |= FLAG_PDL_EARLY_RELEASE
+            reducers = splitk_reducers(c, launch_grid[0] * launch_grid[1], launch_grid[2], slots) \
+                if need_tickets and not (c.bulk or c.stream_k) else 1
+            flags |= reducers << FLAG_REDUCERS_SHIFT
             values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per, flags)
             bound = bk.launcher.bind(launch_grid, c.threads, smem, values, varying=(0, 7))
             plan = (bound, c.bulk, ws, self._tickets)
             self.plan_info[m] = {"choice": c.short(), "grid": launch_grid, "splits": splits, "atoms_per_split": per,
-                                 "smem": smem, "regs": bk.fn.num_regs, "flags": flags}
+                                 "smem": smem, "regs": bk.fn.num_regs, "flags": flags, "reducers": reducers}
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
                       f"{'stream-K' if c.bulk or c.stream_k else 'splits=' + str(splits)}"
-                      f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}")
+                      f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}"
+                      f"{f' reducers={reducers}' if reducers > 1 else ''}")
             self._plans[m] = plan
         return plan
 

@@ -66,6 +66,23 @@ template <class Cfg> struct CpAsyncSmem {
 // a small kernel (per-accumulator bounds checks and epilogue math unrolled over 64 values made NVRTC slow).
 // y rows m0 .. min(M, m0 + kBT) - 1, channels n0 .. n0 + kBN - 1 (clipped to N) from a staged fp32 tile: float4
 // reads along N, the fp32 epilogue, 16-bit stores -- one rolled loop for the whole block.
+// Kernel `flags` bits (set by the host, GemmLayer._plan in vllm_humming/ops/gemm.py):
+//   kFlagPdlEarlyRelease: release the next PDL launch right after griddepcontrol.wait instead of after the main loop
+//                         (the host sets it when this grid fills the resident block slots)
+//   bits kFlagReducersShift..+3: how many blocks of a split-K tile share its final reduction (splitk_epilogue;
+//                         0 or 1: the last block alone)
+constexpr int kFlagPdlEarlyRelease = 1;
+constexpr int kFlagReducersShift = 4;
+constexpr int kMaxReducers = 4;
+HUMMING_DEVICE int reducers_from_flags(int flags) { return (flags >> kFlagReducersShift) & 15; }
+
+// A gpu-scope acquire load (the split-K reducers' wait on a ticket).
+HUMMING_DEVICE int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 template <class Cfg>
 __device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cfg::T* __restrict__ y,
                                                   const float* __restrict__ chscale, const float* __restrict__ tscale,
@@ -87,12 +104,34 @@ __device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cf
   }
 }
 
+// The same for float4s [v_lo, v_hi) of the tile's valid rows only (one split-K reducer's share).
+template <class Cfg>
+__device__ __forceinline__ void write_y_share_from_tile(const float* tile, typename Cfg::T* __restrict__ y,
+                                                        const float* __restrict__ chscale,
+                                                        const float* __restrict__ tscale,
+                                                        const typename Cfg::T* __restrict__ bias, int N, int m0, int n0,
+                                                        int v_lo, int v_hi) {
+  using T = typename Cfg::T;
+  constexpr int kLd = EpilogueTile<Cfg>::kLd;
+  constexpr int kVecsPerRow = Cfg::kBN / 4;
+#pragma unroll 1
+  for (int v = v_lo + (int)threadIdx.x; v < v_hi; v += Cfg::kThreads) {
+    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4, n = n0 + c;
+    const float4 a = *reinterpret_cast<const float4*>(tile + r * kLd + c);
+    const float vals[4] = {a.x, a.y, a.z, a.w};
+    T* dst = y + (size_t)(m0 + r) * N + n;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (n + e < N) dst[e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
+  }
+}
+
 template <class Cfg, class Math>
 __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::T* __restrict__ y,
                                                 float* __restrict__ ws, int* __restrict__ tickets,
                                                 const float* __restrict__ chscale, const float* __restrict__ tscale,
                                                 const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
-                                                int m0, int n0, float* tile = nullptr) {
+                                                int m0, int n0, float* tile = nullptr, int reducers = 1) {
   using T = typename Cfg::T;
   constexpr int kBT = Cfg::kBT;
   constexpr int kBN = Cfg::kBN;
@@ -110,55 +149,6 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     const size_t ws_rows = (size_t)gridDim.x * kBT;
 #ifdef HUMMING_DEBUG_SPLITK_SKIP   // experiments only: no cross-block reduction at all (wrong results)
     return;
-#endif
-#ifdef HUMMING_DEBUG_SPLITK_STOREONLY   // experiments only: the partial stores, then exit (wrong results)
-#pragma unroll 1
-    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
-      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
-      if (n0 + c < N16)
-        __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * N16 + n0 + c),
-               *reinterpret_cast<const float4*>(tile + r * kLd + c));
-    }
-    return;
-#endif
-#ifdef HUMMING_DEBUG_SPLITK_ATOMIC
-    // experiments only: every split adds its tile into split 0's (zeroed) region with fp32 vector reductions at L2;
-    // the last block reads the sum once and re-zeroes it.  Not deterministic (the adds land in arrival order).
-#pragma unroll 1
-    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
-      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
-      if (n0 + c < N16) {
-        const float4 a = *reinterpret_cast<const float4*>(tile + r * kLd + c);
-        float* dst = ws + (size_t)(m0 + r) * N16 + n0 + c;
-        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(a.x), "f"(a.y), "f"(a.z),
-                     "f"(a.w) : "memory");
-      }
-    }
-    __syncthreads();
-    {
-      __shared__ int last_flag;
-      const int tid0 = blockIdx.y * gridDim.x + blockIdx.x;
-      if (threadIdx.x == 0) {
-        __threadfence();
-        last_flag = (atomicAdd(tickets + tid0, 1) == (int)gridDim.z - 1);
-        if (last_flag) __threadfence();
-      }
-      __syncthreads();
-      if (!last_flag) return;
-#pragma unroll 4
-      for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
-        const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
-        if (n0 + c < N16) {
-          float4* src = reinterpret_cast<float4*>(ws + (size_t)(m0 + r) * N16 + n0 + c);
-          *reinterpret_cast<float4*>(tile + r * kLd + c) = __ldcg(src);
-          __stcg(src, make_float4(0.f, 0.f, 0.f, 0.f));
-        }
-      }
-      __syncthreads();
-      write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
-      if (threadIdx.x == 0) tickets[tid0] = 0;
-      return;
-    }
 #endif
 #pragma unroll 1
     for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
@@ -184,34 +174,34 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   }
   // One gpu-scope fence per block, not one per thread: the barrier orders every thread's partial stores before
   // thread 0's fence (CTA scope), and the fence is cumulative, so they are visible GPU-wide before the ticket moves.
-  // The last block's thread 0 fences again after the ticket (acquire side) before the barrier releases its readers.
+  // The blocks that sum thread 0 fences again after the ticket (acquire side) before the barrier releases its readers.
+  //
+  // Who sums: the last block to arrive alone reads all S partials of the tile -- one SM pulling S x the tile from L2,
+  // latency-bound: it was most of the split-K end at M = 16 / 64 (H200, 4096x14336 M=64: 27.6 us with it, 22.8 with
+  // stores + ticket but no reads, 20.7 with no cross-block sum at all; NOTES.md, session 13).  So with `reducers`
+  // R > 1 the last R blocks to arrive share it: the block with ticket S - R + j sums float4s [j, j + 1) * vecs / R of
+  // the tile, each in split order from 0 -- the sum of every output is the same expression whoever computes it, so
+  // the result is bit-identical to R = 1.  Reducers j < R - 1 wait for the last block's arrival: the last block
+  // resets the ticket to 0 right after its own atomic (after a fence: a release), and a waiter leaves its spin when it
+  // reads either S (every split arrived) or a value <= its own ticket (the reset, which only follows the last
+  // arrival).  Nothing can touch the ticket again before this grid has finished: the next launch reads its tickets
+  // only after its griddepcontrol.wait.
+  // The wait needs the S blocks of a tile to be resident together, which the host guarantees by passing R > 1 only
+  // for grids of at most one wave with (R - 1) x tiles waiting blocks at most half the slots (GemmLayer._plan):
+  // under PDL a dependent grid launches only once every block of this one has started, so it cannot take their slots.
   __syncthreads();
-  __shared__ int is_last;
   const int ticket_id = blockIdx.y * gridDim.x + blockIdx.x;
-  if (threadIdx.x == 0) {
-    __threadfence();
-    const int prev = atomicAdd(tickets + ticket_id, 1);
-    is_last = (prev == (int)gridDim.z - 1);
-    if (is_last) __threadfence();
-  }
-  __syncthreads();
-  if (!is_last) return;
-  // The reduction is latency-bound (one L2 round trip per load), so it reads float4s (4 channels; N16 rows keep them
-  // aligned), spreads only the tile's valid rows (M - m0 may be 1) over the threads, and keeps kInFlight float4 loads
-  // per thread in flight: kChunk float4s of kSplitBatch splits at a time.  (int offsets: splits only happen while the
-  // tiles do not fill the GPU, so M * N16 stays far below 2^31.)
-  constexpr int kVecsPerRow = kBN / 4;
-  constexpr int kThreads = Cfg::kThreads;
-#if defined(HUMMING_DEBUG_SPLITK_INFLIGHT32)
-  constexpr int kInFlight = Cfg::kWgmma ? 32 : 8;   // experiments: more loads in flight in the wgmma reduction
-#elif defined(HUMMING_DEBUG_SPLITK_INFLIGHT16)
-  constexpr int kInFlight = Cfg::kWgmma ? 16 : 8;
-#else
-  constexpr int kInFlight = 8;
-#endif
-  constexpr int kChunk = ceil_div(kBT * kVecsPerRow, kThreads) < kInFlight ? ceil_div(kBT * kVecsPerRow, kThreads)
-                                                                            : kInFlight;
+  const int splits = (int)gridDim.z;
   if constexpr (kBT <= 8) {
+    __shared__ int is_last;
+    if (threadIdx.x == 0) {
+      __threadfence();
+      const int prev = atomicAdd(tickets + ticket_id, 1);
+      is_last = (prev == splits - 1);
+      if (is_last) __threadfence();
+    }
+    __syncthreads();
+    if (!is_last) return;
     // 8-token tiles (M <= 8): a handful of valid rows, one float per thread and the compiler's own unrolling of the
     // split loop measured best (M=1 on 6144x4096: 9.1 us at d530966 vs 10.2 us at d5f3e7b with the float4 batches
     // below, which also cost the decode kernel registers -- and blocks per SM -- its main loop needs).
@@ -226,20 +216,47 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     if (threadIdx.x == 0) tickets[ticket_id] = 0;
     return;
   }
-  constexpr int kSplitBatch = kInFlight / kChunk;
-#ifdef HUMMING_DEBUG_SPLITK_NOREAD   // experiments only: the last block reads no partial (wrong results)
-  if constexpr (Cfg::kWgmma) {
-    write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
-    if (threadIdx.x == 0) tickets[ticket_id] = 0;
-    return;
+  __shared__ int share;   // the part of the tile this block sums, or -1
+  const int nred = max(1, min(min(reducers, kMaxReducers), splits));
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const int prev = atomicAdd(tickets + ticket_id, 1);
+    int j = -1;
+    if (prev == splits - 1) {
+      __threadfence();
+      atomicExch(tickets + ticket_id, 0);   // the reset, and the waiting reducers' signal
+      j = nred - 1;
+    } else if (prev >= splits - nred) {
+      for (;;) {
+        const int v = ld_acquire_gpu(tickets + ticket_id);
+        if (v >= splits || v <= prev) break;
+        __nanosleep(32);
+      }
+      __threadfence();
+      j = prev - (splits - nred);
+    }
+    share = j;
   }
-#endif
-  const int splits = (int)gridDim.z;
-  const int vecs = min(kBT, M - m0) * kVecsPerRow;
+  __syncthreads();
+  if (share < 0) return;
+  // The reduction is latency-bound (one L2 round trip per load), so it reads float4s (4 channels; N16 rows keep them
+  // aligned), spreads only the share's float4s of the tile's valid rows (M - m0 may be 1) over the threads, and keeps
+  // kInFlight float4 loads per thread in flight: kChunk float4s of kSplitBatch splits at a time (kChunk sized for a
+  // share of kMaxReducers).  (int offsets: splits only happen while the tiles do not fill the GPU, so M * N16 stays
+  // far below 2^31.)
+  constexpr int kVecsPerRow = kBN / 4;
+  constexpr int kThreads = Cfg::kThreads;
+  constexpr int kInFlight = 8;
+  constexpr int kShareVecs = ceil_div(kBT * kVecsPerRow, kMaxReducers);
+  constexpr int kChunk = ceil_div(kShareVecs, kThreads) < kInFlight ? ceil_div(kShareVecs, kThreads) : kInFlight;
+  constexpr int kSplitBatch = kInFlight / kChunk;
+  const int all_vecs = min(kBT, M - m0) * kVecsPerRow;
+  const int v_lo = (int)((long long)all_vecs * share / nred);
+  const int vecs = (int)((long long)all_vecs * (share + 1) / nred);
 #pragma unroll 1
-  for (int base = 0; base < vecs; base += kChunk * kThreads) {
+  for (int base = v_lo; base < vecs; base += kChunk * kThreads) {
     float4 sum[kChunk];
-    int off[kChunk];          // float offset of the float4 in split 0, or -1 (past the valid rows / N16)
+    int off[kChunk];          // float offset of the float4 in split 0, or -1 (past the share / N16)
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) {
       const int v = base + j * kThreads + (int)threadIdx.x;
@@ -283,9 +300,8 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   }
   if constexpr (Cfg::kWgmma) {
     __syncthreads();
-    write_y_from_tile<Cfg>(tile, y, chscale, tscale, bias, M, N, m0, n0);
+    write_y_share_from_tile<Cfg>(tile, y, chscale, tscale, bias, N, m0, n0, v_lo, vecs);
   }
-  if (threadIdx.x == 0) tickets[ticket_id] = 0;
 }
 
 // The end of one stream-K segment (stream_k.cuh): the accumulators hold units of `tile` from this block's range, after
@@ -427,9 +443,7 @@ __device__ __forceinline__ void cluster_splitk_epilogue(const Math& math, typena
 //   y        [M, N]                 output (T)
 //   ws       [splits][m_tiles*kBT][N16] float32 split-K partials (null when gridDim.z == 1)
 //   tickets  [m_tiles * n_tiles] int32, zero between calls (null when gridDim.z == 1)
-//   flags    kFlagPdlEarlyRelease: release the next PDL launch right after griddepcontrol.wait instead of after the
-//            main loop (the host sets it when this grid fills the resident block slots -- see GemmLayer._plan)
-constexpr int kFlagPdlEarlyRelease = 1;
+//   flags    kFlagPdlEarlyRelease, the split-K reducers (see the flag bits above write_y_from_tile)
 
 // kCluster (split-K grids of wgmma kernels only): 0 = splits reduced through the workspace + tickets
 // (splitk_epilogue); 2..8 = launched as clusters of that many blocks along z, reduced in distributed shared memory.
@@ -695,7 +709,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
                                              reinterpret_cast<float*>(smem));
     } else {
       splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n_atom0 * 16,
-                           reinterpret_cast<float*>(smem));
+                           reinterpret_cast<float*>(smem), reducers_from_flags(flags));
     }
   } else {
     // ------------------------------------------------------------------------------------ stream-K

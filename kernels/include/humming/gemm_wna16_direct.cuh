@@ -278,6 +278,7 @@ template <class Cfg> struct DirectWeightStream {
 struct DirectBlock {
   int m0, n_atom0, n0, n_atoms, ka0, ka1, range_cols;
   bool release_early;   // kFlagPdlEarlyRelease (see gemm_wna16.cuh)
+  int reducers;         // the split-K reducers (reducers_from_flags, gemm_wna16.cuh)
   template <class Cfg> HUMMING_DEVICE static DirectBlock make(int N16, int K64, int atoms_per_split, int flags) {
     DirectBlock b;
     b.m0 = blockIdx.x * Cfg::kBT;
@@ -288,6 +289,7 @@ struct DirectBlock {
     b.ka1 = min(K64 / 64, b.ka0 + atoms_per_split);
     b.range_cols = atoms_per_split * 64;
     b.release_early = (flags & kFlagPdlEarlyRelease) != 0;
+    b.reducers = reducers_from_flags(flags);
     return b;
   }
 };
@@ -426,7 +428,8 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0, reinterpret_cast<float*>(smem));
   } else {
     __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
-    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem));
+    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem),
+                         blk.reducers);
   }
 }
 
@@ -573,7 +576,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
     // the fp32 tile at the start of shared memory (the host sizes the launch for it: direct_smem_bytes)
     cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0, reinterpret_cast<float*>(smem));
   else
-    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0);
+    splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, nullptr, blk.reducers);
 }
 
 }  // namespace humming
