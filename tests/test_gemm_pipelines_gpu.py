@@ -215,14 +215,18 @@ def test_wide_cluster_default_choices(desc, m):
 
 @pytest.mark.parametrize("desc", FORMATS)
 @pytest.mark.parametrize("m", [33, 47, 64])
-def test_narrow_cluster_default_choices(desc, m):
+def test_narrow_m64_default_choices(desc, m):
     """The default for narrow layers with K <= 4096 at 33-64 tokens (sm_90a): the cp.async wgmma kernel's 128-row
-    tiles with two K splits summed by a 2-block cluster -- the bench shape, odd N, a K tail, a short K."""
+    tiles with ticketed K splits whose sums up to 4 blocks share (session 13; session 12 summed two splits in a
+    cluster) -- the bench shape, odd N, a K tail, a short K."""
     if _wgmma_ok():
         qw = quantize_weight(torch.randn(6144, 4096, device="cuda") * 0.05, WeightDesc.parse(desc))
-        assert GemmLayer(qw, None, torch.bfloat16)._choice(64).cluster == 2
+        layer = GemmLayer(qw, None, torch.bfloat16)
+        assert layer._choice(64).cluster == 0
+        layer(torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16))
+        assert layer.plan_info[64]["splits"] > 1 and layer.plan_info[64]["reducers"] > 1
     for n, k in [(6144, 4096), (9000, 4032), (12290, 1088), (6150, 192)]:
-        _check_default_choice(desc, n, k, m, "narrow_cluster")
+        _check_default_choice(desc, n, k, m, "narrow_m64")
 
 
 @pytest.mark.parametrize("desc", FORMATS)

@@ -433,6 +433,12 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
+        if bits in (3, 4) and narrow:
+            # int3 / int4 on narrow layers: the same 256-row tiles since the split-K sums are shared by up to 4
+            # blocks (splitk_epilogue's reducers, session 13): 6144x4096 / 4096x14336 M=16, us, vs the 128-row
+            # choice below: int4 9.1 / 15.4 vs 9.6 / 16.7, int3 9.4 / 15.9 vs 9.5 / 18.0 (int8 loses: 14.9 / 24.4
+            # vs 13.6 / 22.2; results/h200-2026-12-01-s13/d_sweep_r4_m16.txt, d_sweep_fmt_*.txt)
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
         if bits in (3, 4, 8) and narrow:
             # int4: 9.8 / - / 17.0 vs 11.1 / - / 18.3; int3 9.7 / - / 17.5 vs 10.9 / - / 17.6; int8 channel 14.0 / - /
             # 22.9 vs 14.2 / - / 24.6 (results/h200-2026-12-01-s9/d_sweep_*_m16.txt).  28672x4096 loses (int4 32.5 vs
@@ -459,8 +465,8 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
 
 def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = False, bits: int = 4):
     """The warp-specialized bulk wgmma kernel (gemm_wna16_sm90.cuh: a producer warpgroup, persistent stream-K) where
-    it measured faster than the cp.async wgmma kernels on the H200: 65-256 tokens on narrow layers, and 8-bit integer
-    codes from 257 tokens on every layer (below).
+    it measured faster than the cp.async wgmma kernels on the H200: 129-256 tokens on narrow layers (K > 4096: 8-bit
+    codes only), and 8-bit integer codes from 257 tokens on every layer (below).
     - K <= 4096, two math warpgroups (128 rows): the 96 128 x 128 tiles of 6144 rows at M = 256 leave a split-K grid
       unbalanced over 132 SMs.  Session 10 (results/h200-2026-12-01-s10/), 6144x4096, us, bulk vs the cp.async
       default: int4 M=128 25.4 vs 28.5, M=256 35.6 vs 41.2; M=256 int3 36.2 vs 41.7, int8 37.7 vs 39.2, MXFP4 39.1
@@ -474,11 +480,16 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
         # wide): 6144x4096 64.1 vs 67.9, 28672x4096 254.1 vs 263.7, 4096x14336 120.0 vs 124.3 (session 12,
         # results/h200-2026-12-01-s12/d_sweep_m512_uint8.txt); int3 / int4 / MXFP4 lose there
         return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
-    if arch != "sm_90a" or not 64 < bucket <= 256 or not 0 < n < WIDE_N:
+    if arch != "sm_90a" or not 128 < bucket <= 256 or not 0 < n < WIDE_N:
+        # (65-128 tokens ran the bulk kernel too until session 13: once several blocks share the split-K sums, the
+        # cp.async wgmma kernel's ticketed splits win there -- 6144x4096 M=128, us: int4 24.0 vs 25.4, int3 24.0 vs
+        # 25.7, int8 26.2 vs 28.1, MXFP4 24.2 vs 27.1; results/h200-2026-12-01-s13/e_sweep_m128_256_*.txt)
         return []
     if 0 < k <= 4096:
         return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
-    if k > 4096 and bucket > 128 and not float_family:
+    if k > 4096 and bits >= 8 and not float_family:
+        # (int3 / int4 took it too until session 13; with the shared split-K sums the 256-row cp.async tiles win for
+        # them: 4096x14336 M=256 int4 60.1 vs 61.9, int3 59.6 vs 65.9 -- int8 keeps it, 62.6 vs 66.3)
         return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma")]
     return []
 
@@ -530,13 +541,10 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # results/h200-2026-12-01-s12/b_sweep_m64wide.txt, c_sweep_m64w_*.txt; stream-K over the same
                     # tiles loses: 47.2); the narrow shapes lose (6144x4096 20.0 vs 16.9, 4096x14336 31.4 vs 28.0).
                     cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
-                if use_cluster and 6144 <= n < WIDE_N and 0 < k <= 4096:
-                    # narrow layers, 33-64 tokens, K <= 4096: the same 128-row tiles with two K splits summed by a
-                    # 2-block cluster instead of five ticketed ones (96 blocks, no workspace).  6144x4096 M=64, us:
-                    # int4 16.0 vs 17.0, int3 16.6 vs 17.3, int8 17.0 vs 19.8, MXFP4 17.9 vs 18.2 (session 12,
-                    # results/h200-2026-12-01-s12/a_sweep_m64.txt, b_sweep_m64_*.txt).  28672x4096 (52.0 vs 44.9) and
-                    # 4096x14336 (46.2 vs 28.1) lose; N < 6144 was not measured.
-                    cands.append(KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", cluster=2))
+                # (narrow layers with K <= 4096 ran two 2-block cluster splits in session 12: 6144x4096 M=64 int4
+                # 16.0 vs 17.0 us; since the ticketed splits' sums are shared by several blocks (session 13) the five
+                # ticketed splits below win: int4 15.2 vs 15.7, int3 15.6 vs 16.3, int8 17.0 vs 17.2, MXFP4 16.4 vs
+                # 17.6 -- results/h200-2026-12-01-s13/d_sweep_r4_m64.txt, d_sweep_fmt_*.txt)
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
                 if bucket > 256:
@@ -545,10 +553,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # stream-K (132 persistent blocks over 448 tiles' stages): 213.2 vs 245.9 split-K (session 12,
                     # results/h200-2026-12-01-s12/c_sweep_sk256.txt; at M=256 the two tie, 115.9 vs 115.1).
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True))
-                if bucket > 128 and n >= WIDE_N:
+                if bucket > 128 and (n >= WIDE_N or (bucket <= 256 and 0 < n and k > 4096)):
                     # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
                     # group per k16 step) halve the activation re-reads; 28672x4096 int4 M=256 112.6 vs 125.1 us, but
-                    # 6144 / 4096 rows lose 3-7 % (too few tiles) -- session-7 sweep, results/h200-2026-11-30-s7/
+                    # 6144 / 4096 rows lose 3-7 % (too few tiles) -- session-7 sweep, results/h200-2026-11-30-s7/.
+                    # Narrow layers with K > 4096 at 129-256 tokens since session 13 (split-K sums shared by several
+                    # blocks): 4096x14336 M=256 int4 60.1 vs 61.9 (bulk), int3 59.6 vs 65.9, MXFP4 61.9 vs 66.1 (128-row
+                    # tiles); int8 keeps the bulk kernel (_bulk_defaults) -- e_sweep_m128_256_*.txt
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 cands += [KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma"), KernelChoice(128, 8, 1, 1, 1, 3, mma="wgmma")]
         if arch == "sm_90a" and 8 < bucket <= 16:
