@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Next session, call A (carry .whl; ~6 minutes): where the M = 64 / 256 wgmma kernels lose to upstream (NOTES.md,
+# Session 13, call A (carry .whl; ~6 minutes): where the M = 64 / 256 wgmma kernels lose to upstream (NOTES.md,
 # session 12, next step 1) -- ncu with PC sampling per SASS instruction of the defaults at the bench shapes whose gap
 # is largest (M=64 4096x14336: 27.4 vs 22.3 us; M=256 28672x4096: 110.8 vs 91.1; M=64 28672x4096 on the new 256-row
 # tile) and upstream's M=64 kernel for its launch shape.  Then scripts/h200_next_b.sh: the GPU suites session 12 did
