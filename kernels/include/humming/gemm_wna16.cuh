@@ -54,18 +54,6 @@ template <class Cfg> struct CpAsyncSmem {
   static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
 };
 
-// The end of a (token tile, weight-row tile, K split) block of a grid = (token tiles, row tiles, splits), after the
-// intra-block K reduction (math warps wk == 0 hold the block's sums).  One split: write y.  Several: every split
-// writes fp32 partials to ws [splits][token tiles * kBT][N16]; the last block of the tile to arrive (atomic ticket)
-// sums them in split order -- deterministic -- runs the epilogue and resets the ticket, so the counters stay zero
-// between calls and CUDA-graph replays need no memset.  Called by every thread of the block.
-//
-// wgmma kernels (wide tiles: 32-64 accumulators per thread) stage the block's fp32 tile in shared memory first
-// (`tile`, kBT rows of kBN + 4 floats: the 4-float pad puts the 8 channels x 4 token pairs of one accumulator store
-// in 32 distinct banks) and then write y / the partials as float4 runs along N with rolled loops: coalesced stores and
-// a small kernel (per-accumulator bounds checks and epilogue math unrolled over 64 values made NVRTC slow).
-// y rows m0 .. min(M, m0 + kBT) - 1, channels n0 .. n0 + kBN - 1 (clipped to N) from a staged fp32 tile: float4
-// reads along N, the fp32 epilogue, 16-bit stores -- one rolled loop for the whole block.
 // Kernel `flags` bits (set by the host, GemmLayer._plan in vllm_humming/ops/gemm.py):
 //   kFlagPdlEarlyRelease: release the next PDL launch right after griddepcontrol.wait instead of after the main loop
 //                         (the host sets it when this grid fills the resident block slots)
@@ -83,28 +71,21 @@ HUMMING_DEVICE int ld_acquire_gpu(const int* p) {
   return v;
 }
 
-template <class Cfg>
-__device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cfg::T* __restrict__ y,
-                                                  const float* __restrict__ chscale, const float* __restrict__ tscale,
-                                                  const typename Cfg::T* __restrict__ bias, int M, int N, int m0,
-                                                  int n0) {
-  using T = typename Cfg::T;
-  constexpr int kLd = EpilogueTile<Cfg>::kLd;
-  constexpr int kVecsPerRow = Cfg::kBN / 4;
-  const int vecs = min(Cfg::kBT, M - m0) * kVecsPerRow;
-#pragma unroll 1
-  for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
-    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4, n = n0 + c;
-    const float4 a = *reinterpret_cast<const float4*>(tile + r * kLd + c);
-    const float vals[4] = {a.x, a.y, a.z, a.w};
-    T* dst = y + (size_t)(m0 + r) * N + n;
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (n + e < N) dst[e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
-  }
-}
+// The end of a (token tile, weight-row tile, K split) block of a grid = (token tiles, row tiles, splits), after the
+// intra-block K reduction (math warps wk == 0 hold the block's sums).  One split: write y.  Several: every split
+// writes fp32 partials to ws [splits][token tiles * kBT][N16]; the last block(s) of the tile to arrive (atomic ticket;
+// up to kMaxReducers share the sum, see below) sum them in split order -- deterministic -- run the epilogue and reset
+// the ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.  Called by every thread
+// of the block.
+//
+// wgmma kernels (wide tiles: 32-64 accumulators per thread) stage the block's fp32 tile in shared memory first
+// (`tile`, kBT rows of kBN + 4 floats: the 4-float pad puts the 8 channels x 4 token pairs of one accumulator store
+// in 32 distinct banks) and then write y / the partials as float4 runs along N with rolled loops: coalesced stores and
+// a small kernel (per-accumulator bounds checks and epilogue math unrolled over 64 values made NVRTC slow).
 
-// The same for float4s [v_lo, v_hi) of the tile's valid rows only (one split-K reducer's share).
+// y rows m0 .. min(M, m0 + kBT) - 1, channels n0 .. n0 + kBN - 1 (clipped to N) from a staged fp32 tile: float4
+// reads along N, the fp32 epilogue, 16-bit stores -- one rolled loop for the whole block.  The share variant writes
+// float4s [v_lo, v_hi) of the tile's valid rows only (float4 v: row v / (kBN / 4)), one split-K reducer's share.
 template <class Cfg>
 __device__ __forceinline__ void write_y_share_from_tile(const float* tile, typename Cfg::T* __restrict__ y,
                                                         const float* __restrict__ chscale,
@@ -124,6 +105,14 @@ __device__ __forceinline__ void write_y_share_from_tile(const float* tile, typen
     for (int e = 0; e < 4; ++e)
       if (n + e < N) dst[e] = from_float<T>(epilogue_value(vals[e], n + e, chscale, tscale, bias));
   }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cfg::T* __restrict__ y,
+                                                  const float* __restrict__ chscale, const float* __restrict__ tscale,
+                                                  const typename Cfg::T* __restrict__ bias, int M, int N, int m0,
+                                                  int n0) {
+  write_y_share_from_tile<Cfg>(tile, y, chscale, tscale, bias, N, m0, n0, 0, min(Cfg::kBT, M - m0) * (Cfg::kBN / 4));
 }
 
 template <class Cfg, class Math>
