@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Next session, call B (carry .whl and .shared_fixtures): the GPU suites session 13 did not reach on its final tree
+# Next session, call B (after scripts/h200_next.sh; carry .whl and .shared_fixtures): the GPU suites session 13 did not reach on its final tree
 # (2260ae4): the stream-K and remaining pipeline tests, the direct suite's cluster / refill tests, ops / prefill /
 # dequant / JIT, and the fixture models end to end.
 . scripts/h200_setup.sh

@@ -643,7 +643,17 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       cp_async_commit();
       math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
     };
-    if constexpr (Cfg::kWgmma) {
+    // The step-group kernels (128+ accumulators, Cfg::kWgStepGroups) alternate fragment buffers per k16 step inside
+    // a stage, so they do not need the unroll by two below.  Experiment (HUMMING_DEBUG_WG_ROLLED, session 13): their
+    // loop rolled -- one copy of the stage instead of three, NVRTC 1.34 -> 0.73-0.83 s for the 256-row M=256 kernel on
+    // the CPU machine, 1.6 -> 0.97 s for its stream-K variant, ~20 more instructions per stage (ring arithmetic) --
+    // not yet timed on the H200 (scripts/h200_next.sh), so the default keeps the unrolled loop.
+#ifdef HUMMING_DEBUG_WG_ROLLED
+    constexpr bool kRolledWgmma = Cfg::kWgStepGroups;
+#else
+    constexpr bool kRolledWgmma = false;
+#endif
+    if constexpr (Cfg::kWgmma && !kRolledWgmma) {
       // wgmma: consecutive stages dequantize into alternating fragment buffers (one stage's MMAs are still reading the
       // other), so the loop is unrolled by two to make the buffer index a constant.
       int it = 0, slot = 0;
@@ -656,7 +666,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         slot = next(slot);
       }
       if (it < num_stages_total) step(it, slot, Int<0>{});
-    } else if constexpr (Cfg::kBT <= 16) {
+    } else if constexpr (Cfg::kBT <= 16 && !Cfg::kWgmma) {
       // Decode tiles: the per-stage math is short, so ring arithmetic would be a visible share of it.  Unroll the loop
       // by the ring depth (every slot a constant); the tail runs the < kStages remaining steps the same way.  (Wide
       // token tiles keep the rolled loop: their stage math dwarfs the ring arithmetic, and unrolling it kStages times
