@@ -207,3 +207,18 @@ def test_direct_refill_after_math_experiment_compiles(arch, cache_dir, monkeypat
              for c in ("bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn4_tm2_wk2_ak256_s3_direct", "bt16_wn2_tm1_wk2_ak16_s3_direct")]
     assert all("HUMMING_REFILL_AFTER_MATH" in s.source for s in specs)
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))
+
+
+@pytest.mark.parametrize("macro", ["HUMMING_DEBUG_WG_ROLLED", "HUMMING_DEBUG_SPLITK_SKIP"])
+def test_wgmma_experiment_macros_compile(macro, cache_dir, monkeypatch):
+    """The session-13 experiment macros of gemm_wna16.cuh keep compiling (sm_90a): the step-group kernels' rolled main
+    loop (256-row split-K and stream-K tiles, and a 128-row tile the macro must leave unrolled) and the split-K end
+    without its cross-block sum."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", macro)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    specs = [_spec(fp, KernelChoice.parse(c), torch.bfloat16, "sm_90a")
+             for c in ("bt128_wn8_tm2_wk1_ak1_s4_wgmma", "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma", "bt64_wn8_tm1_wk1_ak1_s6_wgmma")]
+    assert all(macro in s.source for s in specs)
+    assert all(len(a.cubin) > 1000 for a in compile_many(specs))
