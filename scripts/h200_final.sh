@@ -4,7 +4,7 @@
 #   carry: .whl (humming-kernels wheel, optional peer) and .shared_fixtures (copy of ../shared/fixtures)
 . scripts/h200_setup.sh
 step 560 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_prefill_chunks.py \
-  tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_ops_gpu.py -k "not overhead" \
+  tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_ops_gpu.py tests/test_splitk_reducers_gpu.py -k "not overhead" \
   >"$OUT/gpu_tests.log" 2>&1; grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
 step 60 python3 scripts/exp_eager.py 2>&1 | tee "$OUT/exp_eager.log"
 step 60 python3 -m vllm_humming.cli compile-report --json "$OUT/compile.json" >"$OUT/compile.log" 2>&1; tail -8 "$OUT/compile.log"
