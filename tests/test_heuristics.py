@@ -517,6 +517,12 @@ def test_splitk_reducers_policy(monkeypatch):
     assert splitk_reducers(wg, 200, 2, 264) == 1         # 200 waiting blocks > half the slots
     assert splitk_reducers(KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_direct"), 32, 8, 264) == 1   # 8-token tiles
     assert splitk_reducers(KernelChoice.parse("bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma"), 32, 2, 264) == 1  # cluster sums
+    monkeypatch.setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50")   # MPS: half the SMs may be ours
+    assert splitk_reducers(wg, 32, 8, 264) == 1                        # 256 blocks > 132 slots
+    assert splitk_reducers(wg, 16, 4, 264) == 4                        # 64 blocks, 48 waiting <= 66
+    monkeypatch.setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "x")
+    assert splitk_reducers(wg, 16, 4, 264) == 1
+    monkeypatch.delenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
     monkeypatch.setenv("HUMMING_SPLITK_REDUCERS", "1")
     assert splitk_reducers(wg, 32, 8, 264) == 1
     monkeypatch.setenv("HUMMING_SPLITK_REDUCERS", "9")

@@ -141,10 +141,17 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     R > 1, R - 1 blocks per tile wait for the tile's last arrival, so R > 1 only where the grid is one wave and the
     waiting blocks take at most half the resident slots (every block of the tile is then resident, whatever else
     holds a slot).  8-token tiles keep one (their partials are a few hundred bytes).  HUMMING_SPLITK_REDUCERS caps
-    it (1 = the last block alone)."""
+    it (1 = the last block alone).  Under MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE below 100 the process may hold
+    only that share of the SMs, so the slots are scaled by it."""
     cap = env_int("HUMMING_SPLITK_REDUCERS", MAX_REDUCERS, 1, MAX_REDUCERS)
     if splits < 2 or choice.cluster or choice.bulk or choice.stream_k or choice.bt <= 8:
         return 1
+    mps = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "").strip()
+    try:
+        share = min(100.0, max(0.0, float(mps))) if mps else 100.0
+    except ValueError:
+        share = 0.0   # unreadable: assume the worst, one reducer
+    slots = int(slots * share / 100.0)
     r = min(cap, splits)
     if tiles * splits > slots:
         return 1
