@@ -209,11 +209,12 @@ def test_direct_refill_after_math_experiment_compiles(arch, cache_dir, monkeypat
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))
 
 
-@pytest.mark.parametrize("macro", ["HUMMING_DEBUG_WG_ROLLED", "HUMMING_DEBUG_SPLITK_SKIP"])
+@pytest.mark.parametrize("macro", ["HUMMING_DEBUG_WG_ROLLED", "HUMMING_DEBUG_SPLITK_SKIP", "HUMMING_DEBUG_WG_SKIP_DEQUANT",
+                                   "HUMMING_DEBUG_WG_SKIP_MMA"])
 def test_wgmma_experiment_macros_compile(macro, cache_dir, monkeypatch):
     """The session-13 experiment macros of gemm_wna16.cuh keep compiling (sm_90a): the step-group kernels' rolled main
     loop (256-row split-K and stream-K tiles, and a 128-row tile the macro must leave unrolled) and the split-K end
-    without its cross-block sum."""
+    without its cross-block sum; the wgmma dequant / MMA removals of the session-14 decomposition."""
     from vllm_humming.tuning.heuristics import KernelChoice
 
     monkeypatch.setenv("HUMMING_DEBUG_DEFINES", macro)

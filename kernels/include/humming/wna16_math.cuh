@@ -425,11 +425,23 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
         wgmma_wait<1>();
         fence_accumulators();
 #pragma unroll
-        for (int tm = 0; tm < Cfg::kTilesM; ++tm) dequant_operand<f>(af[tm], words[tm], ss, sz, a, tm);
+        for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+#ifdef HUMMING_DEBUG_WG_SKIP_DEQUANT   // experiments only: the raw words as the operand (wrong results)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) af[tm][i] = words[tm][(f * 4 + i) % kBits];
+#else
+          dequant_operand<f>(af[tm], words[tm], ss, sz, a, tm);
+#endif
+        }
         wgmma_fence();
 #pragma unroll
-        for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+        for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+#ifdef HUMMING_DEBUG_WG_SKIP_MMA   // experiments only: no tensor-core work (wrong results)
+          acc[tm][0][0] += __uint_as_float(af[tm][0] ^ af[tm][1] ^ af[tm][2] ^ af[tm][3] ^ static_cast<uint32_t>(desc0));
+#else
           Wgmma<T, kBT>::mma(reinterpret_cast<float(&)[kBT / 2]>(acc[tm]), af[tm], desc0 + 2 * f);
+#endif
+        }
         wgmma_commit();
         fence_accumulators();
       });
