@@ -413,6 +413,39 @@ def test_stream_k_formats(desc, choice, monkeypatch):
     _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
 
 
+@pytest.mark.parametrize("choice", _stream_k_cases())
+def test_stream_k_any_finisher_same_bits(choice, monkeypatch):
+    """A split tile is finished by whichever contributor finds the others' partials parked, or else by the last to
+    park -- timing decides -- and the sum always runs in block order with the finisher's own part in its place: 20
+    calls over tiles split 2-3 ways (7 blocks) give one result bit for bit, and it matches the reference."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(520, 1088, device="cuda") * 0.05, desc, name="sk_finisher")
+    m = {8: 3, 16: 16, 32: 40, 64: 64, 128: 200}[choice.bt]
+    layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})
+    layer.info = type(layer.info)(layer.info.arch, 7, layer.info.smem_per_block, layer.info.smem_per_sm)
+    x = torch.randn(m, 1088, device="cuda", dtype=torch.bfloat16)
+    y0 = layer(x).clone()
+    ref = reference_gemm(x.float(), qw)
+    assert ((y0.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+    for _ in range(20):
+        out = torch.full_like(y0, float("nan"))
+        layer(x, out=out)
+        torch.cuda.synchronize()
+        assert torch.equal(out, y0), f"{choice.short()}: the finisher changed the bits"
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+def test_stream_k_wgmma_cuda_graph_replay(monkeypatch):
+    """The 256-row stream-K default (257-1023 tokens): graph replays give the eager result bit for bit."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(3000, 4096, device="cuda") * 0.05, desc, name="graph_sk_wgmma")
+    layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(300): STREAM_K_WGMMA[2]})
+    x = torch.randn(300, 4096, device="cuda", dtype=torch.bfloat16)
+    _assert_graph_replays_match_eager(layer, x)
+
+
 def test_stream_k_cuda_graph_replay():
     """Tickets reset by the last contributor: graph replays give the eager result bit for bit."""
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")

@@ -4,8 +4,10 @@
 // Units are (tile, stage) pairs, tile-major with the token tile fastest; block b of a G-block grid owns the contiguous
 // units [range_start(b), range_start(b + 1)).  Every block streams the same weight bytes (+-1 stage), so a tile count
 // that does not divide into the resident slots leaves no SM idle.  A tile whose units belong to several blocks
-// ("contributors" b_lo .. b_hi) is finished by whichever contributor arrives last: it sums the fp32 partial tiles the
-// contributors parked in the workspace, in block order (deterministic), and writes y.
+// ("contributors" b_lo .. b_hi) is finished by one of them, which sums the fp32 partial tiles the others parked in
+// the workspace, in block order (deterministic), and writes y: in the bulk kernel the last to arrive
+// (streamk_sum_partials below, every partial read back); in the cp.async kernel the one that finds the others parked,
+// its own part from its registers (streamk_join_partial, gemm_wna16.cuh).
 //
 // Workspace: ws [G][2][kBT * kBN] fp32, slot 0 = the block's first segment, slot 1 = its last (a middle segment always
 // covers a whole tile and writes y directly).  Every contributor but b_lo starts inside the tile (slot 0); b_lo's
