@@ -413,18 +413,28 @@ def test_stream_k_formats(desc, choice, monkeypatch):
     _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
 
 
-@pytest.mark.parametrize("choice", _stream_k_cases())
+def _finisher_cases():
+    cases = _stream_k_cases()
+    cases += [pytest.param(c, id=c.short(), marks=pytest.mark.skipif(not _bulk_ok(), reason="bulk needs sm_90+"))
+              for c in (BULK[0], BULK[2])]
+    cases += [pytest.param(c, id=c.short(), marks=pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a"))
+              for c in (BULK_WGMMA[1], BULK_WGMMA[5], BULK_WGMMA[7])]
+    return cases
+
+
+@pytest.mark.parametrize("choice", _finisher_cases())
 def test_stream_k_any_finisher_same_bits(choice, monkeypatch):
     """A split tile is finished by whichever contributor finds the others' partials parked, or else by the last to
     park -- timing decides -- and the sum always runs in block order with the finisher's own part in its place: 20
-    calls over tiles split 2-3 ways (7 blocks) give one result bit for bit, and it matches the reference."""
+    calls over tiles split 2-3 ways (7 blocks; K = 18 atoms, whole two-atom stages for the bulk kernel) give one result bit for bit, and it matches the reference.  The
+    cp.async kernel's stream-K grids and the bulk kernel (always stream-K) share the join (stream_k.cuh)."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
-    qw = quantize_weight(torch.randn(520, 1088, device="cuda") * 0.05, desc, name="sk_finisher")
+    qw = quantize_weight(torch.randn(520, 1152, device="cuda") * 0.05, desc, name="sk_finisher")
     m = {8: 3, 16: 16, 32: 40, 64: 64, 128: 200}[choice.bt]
     layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})
     layer.info = type(layer.info)(layer.info.arch, 7, layer.info.smem_per_block, layer.info.smem_per_sm)
-    x = torch.randn(m, 1088, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(m, 1152, device="cuda", dtype=torch.bfloat16)
     y0 = layer(x).clone()
     ref = reference_gemm(x.float(), qw)
     assert ((y0.float() - ref).norm() / ref.norm()).item() < 1.2e-2

@@ -151,4 +151,12 @@ template <int N, class F> HUMMING_DEVICE void static_for(F&& f) { StaticFor<0, N
 template <bool kCond, class A, class B> struct Select { using type = A; };
 template <class A, class B> struct Select<false, A, B> { using type = B; };
 
+// A gpu-scope acquire load (the split-K reducers' wait on a ticket, the stream-K join's
+// look at one).
+HUMMING_DEVICE int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 }  // namespace humming

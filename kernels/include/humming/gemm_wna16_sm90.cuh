@@ -18,10 +18,11 @@
 //           [b * U / G, (b + 1) * U / G) of the U = tiles * S units ("stream-K"): every block streams the same number
 //           of weight bytes (+-1 stage), there is no wave tail, and the pipeline never drains between tiles.
 //   block = kWarpsN x kWarpsK math warps (wna16_math.cuh) + 1 producer warp (the last one).
-// A tile covered by one block's range is written directly.  A tile split between blocks: each contributor writes its
-// fp32 partial tile to the workspace slot (block, first-or-last segment of the block), takes a ticket, and the last
-// to arrive sums the contributors' partials in block order (deterministic) and writes y.  It resets the ticket, so
-// counters are zero between calls (CUDA-graph replays need no memset).
+// A tile covered by one block's range is written directly.  A tile split between blocks is joined as in the cp.async
+// kernel (streamk_join_partial, stream_k.cuh): the contributor that finds the others' fp32 partial tiles parked in the workspace
+// (slot = block, first-or-last segment of the block) sums them into its registers in block order (deterministic) and
+// writes y; the others park theirs and leave.  It resets the counter, so counters are zero between calls (CUDA-graph
+// replays need no memset).
 //
 // Requirements (checked on the host, which otherwise picks gemm_wna16.cuh): K % 64 == 0 and (K / 64) % kAtomsK == 0
 // (every stage is a whole stage -- no zero-fill needed), x rows 16-byte aligned, N16 a multiple of 16 (always).
@@ -241,30 +242,14 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       }
       if constexpr (Cfg::kWarpsK > 1) sync_math();   // `red` is rewritten by the next tile's reduction
     } else {
+      // a split tile: park the partial, or finish it (streamk_join_partial, stream_k.cuh) and write y as above
       const int slot = seg_first == u_begin ? 0 : 1;   // the block's first segment, or its last
-      float* mine = ws + ((size_t)blockIdx.x * 2 + slot) * (kBT * kBN);
-      if (Cfg::kWarpsK == 1 || wk == 0) {
-        math.for_each_output([&](int mr, int nr, float v) { __stcg(mine + mr * kBN + nr, v); });
-      }
-      __threadfence();
-      sync_math();
-      const long long tile_first = tile * units_per_tile;
-      const long long b_lo = sched.block_of(tile_first);
-      const long long b_hi = sched.block_of(tile_first + units_per_tile - 1);
-      if (threadIdx.x == 0) {
-        const int prev = atomicAdd(tickets + tile, 1);
-        *last_flag = prev == (int)(b_hi - b_lo);
-      }
-      sync_math();
-      if (*last_flag) {
-        __threadfence();
-        // contributors b_lo .. b_hi, summed in that order (deterministic; stream_k.cuh)
-        constexpr int kTile = kBT * kBN;
-        const float* part = ws + (size_t)b_lo * 2 * kTile;    // block b_lo + j, slot s: part + (2 * j + s) * kTile
-        const float* first = part + (sched.range_start(b_lo) >= tile_first ? 0 : kTile);
-        streamk_sum_partials<kBT, kBN, kMathThreads>(part, first, (int)(b_hi - b_lo) + 1, threadIdx.x, y, chscale,
-                                                     tscale, bias, M, N, m0, n0);
-        if (threadIdx.x == 0) tickets[tile] = 0;
+      if (streamk_join_partial<Cfg>(math, sched, ws, tickets, (int)tile, slot, sync_math, last_flag) &&
+          (Cfg::kWarpsK == 1 || wk == 0)) {
+        math.for_each_output([&](int mr, int nr, float v) {
+          const int n = n0 + nr, m = m0 + mr;
+          if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
+        });
       }
       sync_math();   // last_flag and `red` are reused by the next segment
     }
