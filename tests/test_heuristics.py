@@ -182,7 +182,8 @@ def test_experiment_knobs_are_validated(monkeypatch):
 
 
 def test_session7_wide_layers_and_pdl_release(monkeypatch):
-    """Large M on wide layers takes 256-row wgmma blocks (sm_90a only; narrower layers and M <= 128 keep 128 rows);
+    """Large M on wide layers takes 256-row wgmma blocks (sm_90a only; narrower layers and M <= 128 keep 128 rows
+    except 129-256 tokens with K <= 4096 and codes of <= 4 bits);
     the early PDL release is asked for only when a cp.async grid fills >= 80 % of the resident slots."""
     import torch
 
@@ -193,10 +194,17 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
     for bits, group in ((4, 128), (3, 128), (8, 0), (4, 32)):
         for bucket in ((256,) if bits == 8 else (256, 1 << 30)):   # 8-bit codes from 257: bulk (session 12)
             wide = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=28672)
-            assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
+            if bits == 8:   # 8-bit integer codes at 129-256 on wide layers: three math warpgroups (session 14)
+                assert (wide.wgmma, wide.pipeline, wide.block_n) == (True, "bulk", 192)
+            else:
+                assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
             assert wide in all_choices("sm_90a", bits, group)
-        for narrow in (choose_kernel("sm_90a", 256, bits, group, k=4096, n=6144),
-                       choose_kernel("sm_90a", 256, bits, group, k=4096, n=0),
+        # 129-256 tokens on a narrow layer with K <= 4096: codes of <= 4 bits stream-K over 256-row tiles (session
+        # 14), 8-bit codes the bulk kernel's 128-row tiles
+        narrow = choose_kernel("sm_90a", 256, bits, group, k=4096, n=6144)
+        assert (narrow.tiles_m, narrow.stream_k) == ((1, False) if bits == 8 else (2, True))
+        assert narrow in all_choices("sm_90a", bits, group)
+        for narrow in (choose_kernel("sm_90a", 256, bits, group, k=4096, n=0),
                        choose_kernel("sm_90a", 128, bits, group, k=4096, n=28672)):
             assert narrow.tiles_m == 1 and narrow.block_n == 128
         assert choose_kernel("sm_90a", 256, bits, group, n=WIDE_N - 16).tiles_m == 1
@@ -331,7 +339,8 @@ def test_session10_rules():
             assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
     for bucket in (129, 256):
         for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
-            assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == bulk
+            # session 14: codes of <= 4 bits take 256-row stream-K tiles here instead (test_session12_large_m_rules)
+            assert (pick(bucket, bits, 6144, 4096, flt=flt, group=group) == bulk) == (bits == 8)
             assert pick(bucket, bits, 6144, 4096, flt=flt, group=group, pipeline="cp_async") != bulk
             c = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=6144, float_family=flt)
             assert c in all_choices("sm_90a", bits, group, False, flt)
@@ -456,7 +465,7 @@ def test_cluster_rules():
 def test_session12_large_m_rules():
     """Session 12: wide layers at 33-64 tokens take 256-row tiles; 129-256 tokens on narrow layers with K > 4096 the
     three-warpgroup bulk kernel (8-bit integer codes since session 13; the others 256-row cp.async tiles); 257+ tokens 256-row cp.async tiles everywhere, stream-K on wide layers
-    (8-bit integer codes: the bulk kernel); sm_90a only,
+    (8-bit integer codes: the bulk kernel); session 14's changes at 129-1023 tokens (see below); sm_90a only,
     every pick in all_choices."""
     def pick(m, n, k, bits=4, group=128, flt=False, arch="sm_90a"):
         return choose_kernel(arch, m, bits, group, k=k, n=n, float_family=flt)
@@ -474,18 +483,24 @@ def test_session12_large_m_rules():
             assert c.short() == ("bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
                                  else "bt128_wn8_tm2_wk1_ak1_s4_wgmma")
             assert c in allc
-            assert pick(m, 6144, 4096, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
-            assert pick(m, 28672, 4096, bits, group, flt).short() == "bt128_wn8_tm2_wk1_ak1_s4_wgmma"
+            # session 14: narrow K <= 4096 layers stream-K over 256-row tiles for codes of <= 4 bits; wide layers
+            # with 8-bit integer codes the three-warpgroup bulk kernel
+            narrow = pick(m, 6144, 4096, bits, group, flt)
+            assert narrow in allc
+            assert narrow.short() == ("bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma" if bits == 8
+                                      else "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma")
+            assert pick(m, 28672, 4096, bits, group, flt).short() == (
+                "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt else "bt128_wn8_tm2_wk1_ak1_s4_wgmma")
         assert pick(128, 4096, 14336, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
         for m in (257, 512, 1023):
             for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
                 assert c in allc
-                if bits == 8:      # 8-bit codes: the bulk kernel on every layer
-                    assert c.short() == "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
+                if bits == 8:      # 8-bit codes: the bulk kernel (three math warpgroups, session 14) on every layer
+                    assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
-                else:
-                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma"
+                else:              # five stages since session 14
+                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma"
         for m in (64, 256, 512):
             assert not pick(m, 28672, 4096, bits, group, flt, arch="sm_90").wgmma
 

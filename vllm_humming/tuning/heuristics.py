@@ -478,14 +478,22 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
     if arch == "sm_90a" and bucket > 256 and bits >= 8 and not float_family:
         # 8-bit integer codes from 257 tokens, every layer: M=512, us, vs the 256-row cp.async tiles (stream-K when
         # wide): 6144x4096 64.1 vs 67.9, 28672x4096 254.1 vs 263.7, 4096x14336 120.0 vs 124.3 (session 12,
-        # results/h200-2026-12-01-s12/d_sweep_m512_uint8.txt); int3 / int4 / MXFP4 lose there
-        return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
+        # results/h200-2026-12-01-s12/d_sweep_m512_uint8.txt); int3 / int4 / MXFP4 lose there.  Three math
+        # warpgroups since session 14 (both kernels with the register join of stream_k.cuh), two runs: 28672x4096
+        # 244.5 / 234.2 vs 265.5 / 288.4, 4096x14336 115.6 / 110.2 vs 122.6 / 118.7, 6144x4096 59.4 / 52.9 vs 64.8 /
+        # 63.8 (results/h200-2026-12-01-s14/c_sweep_sk_wuint8b128.txt, d_sweep_m256_wuint8b128.txt)
+        return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma"), KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
+    if arch == "sm_90a" and 128 < bucket <= 256 and n >= WIDE_N and bits >= 8 and not float_family:
+        # wide layers, 8-bit integer codes, 129-256 tokens: three math warpgroups beat the 256-row split-K tiles,
+        # 28672x4096 M=256 132.4 / 123.0 vs 140.1 / 137.9 us (session 14, same files)
+        return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma")]
     if arch != "sm_90a" or not 128 < bucket <= 256 or not 0 < n < WIDE_N:
         # (65-128 tokens ran the bulk kernel too until session 13: once several blocks share the split-K sums, the
         # cp.async wgmma kernel's ticketed splits win there -- 6144x4096 M=128, us: int4 24.0 vs 25.4, int3 24.0 vs
         # 25.7, int8 26.2 vs 28.1, MXFP4 24.2 vs 27.1; results/h200-2026-12-01-s13/e_sweep_m128_256_*.txt)
         return []
-    if 0 < k <= 4096:
+    if 0 < k <= 4096 and bits > 4:
+        # (codes of 4 bits or fewer take the 256-row stream-K tiles here since session 14: choose_kernel)
         return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
     if k > 4096 and bits >= 8 and not float_family:
         # (int3 / int4 took it too until session 13; with the shared split-K sums the 256-row cp.async tiles win for
@@ -552,7 +560,17 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # 6144x4096 55.7 vs 62.5 (bulk), 4096x14336 107.4 vs 116.3 (128-row tiles); the wide layer as
                     # stream-K (132 persistent blocks over 448 tiles' stages): 213.2 vs 245.9 split-K (session 12,
                     # results/h200-2026-12-01-s12/c_sweep_sk256.txt; at M=256 the two tie, 115.9 vs 115.1).
-                    cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma", stream_k=True))
+                    # Five stages since session 14 for codes of <= 4 bits (the stream-K end's register join, same
+                    # run): M=512 28672x4096 int4 217.7 / 213.9 vs 231.2 / 228.5, int3 221.8 / 224.1 vs 238.2 / 230.8;
+                    # 4096x14336 int4 108.6 / 107.0 vs 113.5 / 109.3, MXFP4 116.9 / 115.9 vs 126.9 / 121.3; 6144x4096
+                    # ties (results/h200-2026-12-01-s14/c_sweep_sk_*.txt, d_sweep_m256_*.txt).
+                    cands.append(KernelChoice(128, 8, 2, 1, 1, 5 if bits <= 4 else 4, mma="wgmma", stream_k=True))
+                if 128 < bucket <= 256 and 0 < n < WIDE_N and 0 < k <= 4096 and bits <= 4:
+                    # narrow layers, K <= 4096, codes of <= 4 bits, 129-256 tokens: stream-K over 256-row tiles (48
+                    # tiles of 6144 rows split over 132 blocks) once a split tile's finisher sums the parked parts in
+                    # its registers (session 14); 6144x4096 M=256, two runs, us, vs the bulk kernel: int4 34.8 / 34.9
+                    # vs 36.3 / 37.4, int3 36.0 / 35.8 vs 36.4 / 37.7, MXFP4 37.1 / 36.6 vs 39.3 / 40.8 (same files)
+                    cands.append(KernelChoice(128, 8, 2, 1, 1, 5, mma="wgmma", stream_k=True))
                 if bucket > 128 and (n >= WIDE_N or (bucket <= 256 and 0 < n and k > 4096)):
                     # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
                     # group per k16 step) halve the activation re-reads; 28672x4096 int4 M=256 112.6 vs 125.1 us, but
