@@ -603,7 +603,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // a stage, so they do not need the unroll by two below.  Experiment (HUMMING_DEBUG_WG_ROLLED, session 13): their
     // loop rolled -- one copy of the stage instead of three, NVRTC 1.34 -> 0.73-0.83 s for the 256-row M=256 kernel on
     // the CPU machine, 1.6 -> 0.97 s for its stream-K variant, ~20 more instructions per stage (ring arithmetic) --
-    // not yet timed on the H200 (scripts/h200_next.sh), so the default keeps the unrolled loop.
+    // runs 2-10 % slower on the H200 (session 14, results/h200-2026-12-01-s14/a_sweep_rolled.txt vs
+    // a_sweep_unrolled.txt), so the default keeps the unrolled loop.
 #ifdef HUMMING_DEBUG_WG_ROLLED
     constexpr bool kRolledWgmma = Cfg::kWgStepGroups;
 #else
