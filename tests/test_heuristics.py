@@ -532,6 +532,9 @@ def test_splitk_reducers_policy(monkeypatch):
     assert splitk_reducers(wg, 200, 2, 264) == 1         # 200 waiting blocks > half the slots
     assert splitk_reducers(KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_direct"), 32, 8, 264) == 1   # 8-token tiles
     assert splitk_reducers(KernelChoice.parse("bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma"), 32, 2, 264) == 1  # cluster sums
+    # persistent grids (the launch plan asks for every choice): their split tiles are joined, not reduced
+    assert splitk_reducers(KernelChoice.parse("bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma"), 132, 1, 132) == 1
+    assert splitk_reducers(KernelChoice.parse("bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"), 132, 1, 132) == 1
     monkeypatch.setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50")   # MPS: half the SMs may be ours
     assert splitk_reducers(wg, 32, 8, 264) == 1                        # 256 blocks > 132 slots
     assert splitk_reducers(wg, 16, 4, 264) == 4                        # 64 blocks, 48 waiting <= 66

@@ -568,8 +568,7 @@ class GemmLayer:
             if not c.bulk and (c.direct or not c.wgmma) and not c.stream_k and \
                     pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], slots):
                 flags |= FLAG_PDL_EARLY_RELEASE
-            reducers = splitk_reducers(c, launch_grid[0] * launch_grid[1], launch_grid[2], slots) \
-                if need_tickets and not (c.bulk or c.stream_k) else 1
+            reducers = splitk_reducers(c, launch_grid[0] * launch_grid[1], launch_grid[2], slots)   # 1 unless split-K
             flags |= reducers << FLAG_REDUCERS_SHIFT
             values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per, flags)
             bound = bk.launcher.bind(launch_grid, c.threads, smem, values, varying=(0, 7))
