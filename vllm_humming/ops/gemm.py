@@ -183,13 +183,10 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
         elif choice.cluster:  # gemm_wna16<Cfg, false, kCluster>, launched as (1, 1, S) clusters
             targs, tag = f"<Cfg, false, {choice.cluster}>", f"wna16c{choice.cluster}"
     name = f"humming_{tag}_" + hashlib.sha1(cfg.encode()).hexdigest()[:16]
-    # HUMMING_DEBUG_DEFINES=A,B: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone);
-    # they are part of the source, hence of the cache key
-    names = [d.strip() for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(",") if d.strip()]
-    bad = [d for d in names if not d.isidentifier()]
-    if bad:
-        raise DescError(f"HUMMING_DEBUG_DEFINES must be comma-separated macro names, got {bad!r}")
-    defines = "".join(f"#define {d} 1\n" for d in names)
+    # HUMMING_DEBUG_DEFINES=A,B=8: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone,
+    # HUMMING_DIRECT_PREFETCH=8 a prefetch distance); a bare name is defined as 1.  They are part of the source, hence
+    # of the cache key
+    defines = "".join(f"#define {name} {value}\n" for name, value in debug_defines())
     # HUMMING_DEBUG_MIN_BLOCKS=N (experiments): __launch_bounds__ minimum resident blocks, i.e. a register budget
     min_blocks = os.environ.get("HUMMING_DEBUG_MIN_BLOCKS", "").strip()
     if min_blocks and not (min_blocks.isdigit() and 1 <= int(min_blocks) <= 32):
@@ -212,6 +209,20 @@ extern "C" __global__ void __launch_bounds__({bounds}){cluster} {name}(
 }}
 """
     return name, src
+
+
+def debug_defines() -> List[Tuple[str, str]]:
+    """HUMMING_DEBUG_DEFINES (experiments only): comma-separated `NAME` (defined as 1) or `NAME=INTEGER` macros."""
+    out = []
+    for item in (d.strip() for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(",")):
+        if not item:
+            continue
+        name, _, value = item.partition("=")
+        value = value.strip() if _ else "1"
+        if not name.strip().isidentifier() or not value.lstrip("-").isdigit():
+            raise DescError(f"HUMMING_DEBUG_DEFINES takes comma-separated NAME or NAME=INTEGER macros, got {item!r}")
+        out.append((name.strip(), value))
+    return out
 
 
 def pdl_enabled() -> bool:
