@@ -90,24 +90,4 @@ template <int kWords> HUMMING_DEVICE void ldg_stream_words(uint32_t (&dst)[kWord
   }
 }
 
-// L2 prefetch hints (no destination registers, no shared memory: they only start the DRAM -> L2 transfer, so a
-// later load of the same bytes hits L2).  The direct kernel issues them some atoms ahead of its register ring, which
-// puts more weight bytes in flight per SM than its registers can hold (gemm_wna16_direct.cuh, DirectWeightStream).
-// Per lane: the 128-byte line holding `p` (prefetch.global.L2, sm_75+).
-HUMMING_DEVICE void prefetch_l2_line(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
-}
-// One bulk prefetch of `bytes` (a multiple of 16, `p` 16-byte aligned) by the calling thread: sm_90+ only
-// (cp.async.bulk.prefetch.L2, HUMMING_HAS_BULK_PREFETCH); below, callers use prefetch_l2_line per lane.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define HUMMING_HAS_BULK_PREFETCH 1
-#else
-#define HUMMING_HAS_BULK_PREFETCH 0
-#endif
-HUMMING_DEVICE void prefetch_l2_bulk(const void* p, uint32_t bytes) {
-#if HUMMING_HAS_BULK_PREFETCH
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
-
 }  // namespace humming

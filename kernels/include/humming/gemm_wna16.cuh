@@ -655,24 +655,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     const int m0 = blockIdx.x * kBT;              // first token of the block
     const int n_atom0 = blockIdx.y * (kBN / 16);  // first atom row of the block
     const int ka_begin = blockIdx.z * atoms_per_split;
-    const int ka_end = min(k_atoms, ka_begin + atoms_per_split);
-#if defined(HUMMING_DEBUG_K_ROTATE) && HUMMING_DEBUG_K_ROTATE > 1
-    // (experiment) blocks of neighbouring weight-row tiles start their K loop at R different points of their range
-    // (the rest follows as a second segment into the same accumulators), so that the one-wave grids do not all read
-    // the same activation stage from L2 at the same time.  Sums in another order: rounding-level differences.
-    {
-      const int stages = ceil_div(ka_end - ka_begin, Cfg::kAtomsK);
-      const int rot = (int)(blockIdx.y % HUMMING_DEBUG_K_ROTATE) * (stages / HUMMING_DEBUG_K_ROTATE) * Cfg::kAtomsK;
-      if (rot > 0 && ka_begin + rot < ka_end) {
-        run_segment(m0, n_atom0, ka_begin + rot, ka_end, true);
-        run_segment(m0, n_atom0, ka_begin, ka_begin + rot, false);
-      } else {
-        run_segment(m0, n_atom0, ka_begin, ka_end, true);
-      }
-    }
-#else
-    run_segment(m0, n_atom0, ka_begin, ka_end, true);
-#endif
+    run_segment(m0, n_atom0, ka_begin, min(k_atoms, ka_begin + atoms_per_split), true);
     // every weight byte of this block is read: the next PDL launch may start prefetching its own
     if (!release_early) grid_dependents_launch();
     math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });

@@ -218,18 +218,6 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
   }
 };
 
-// L2 prefetch distance of the weight stream, in positions of a warp's atom sequence (0: none).  The register ring holds
-// kStages atoms per warp in flight, which registers cap (deeper rings cost blocks per SM: NOTES.md, session 11); a
-// prefetch hint for the atom kPrefetch positions ahead keeps more DRAM requests in flight at no register or shared
-// memory cost, and the ring's loads then hit L2.  HUMMING_DIRECT_PREFETCH_BULK: one cp.async.bulk.prefetch.L2 of the
-// warp's kTilesM atoms by lane 0 (sm_90+) instead of one prefetch.global.L2 per lane and tile.
-#ifndef HUMMING_DIRECT_PREFETCH
-#define HUMMING_DIRECT_PREFETCH 0
-#endif
-#ifndef HUMMING_DIRECT_PREFETCH_BULK
-#define HUMMING_DIRECT_PREFETCH_BULK 0
-#endif
-
 // One warp's walk over its atom sequence, for the loads: position i of the sequence is atom column
 //     al(i) = (wk + (i / kU) * kWarpsK) * kU + i % kU
 // of the block's range (its units wk, wk + kWarpsK, ...), and the warp's kTilesM atom rows of that column are
@@ -240,15 +228,9 @@ template <class Cfg> struct DirectWeightStream {
   static constexpr int kBits = Cfg::kBits;
   static constexpr int kAtomWords = Cfg::kAtomWords;
   static constexpr int kU = DirectPlan<Cfg>::kUnitAtoms;
-  // The prefetch distance, rounded up to whole units: positions i and i + kPrefetch then sit at the same place of
-  // their units, so the prefetched atom is a constant kPrefetch * kWarpsK columns past the loaded one (the unit walk
-  // below moves kWarpsK * kU columns per unit).
-  static constexpr int kPrefetch = (HUMMING_DIRECT_PREFETCH + kU - 1) / kU * kU;
-  static constexpr bool kPrefetchBulk = HUMMING_DIRECT_PREFETCH_BULK != 0 && HUMMING_HAS_BULK_PREFETCH;
   const uint32_t* ptr;      // position i's atom, tile 0
   size_t col_stride;        // words between atom columns
   int i, al, n_seq, al_end, lane;
-  int valid_tiles;          // tiles whose atom row is inside N (the prefetch's extent)
   bool row_ok[kTilesM];
 
   HUMMING_DEVICE DirectWeightStream(const uint32_t* w, int ka0, int ka1, int n_seq_, int wk, int atom_row0,
@@ -256,32 +238,7 @@ template <class Cfg> struct DirectWeightStream {
       : col_stride((size_t)n_atoms * kAtomWords), i(0), al(wk * kU), n_seq(n_seq_), al_end(ka1 - ka0), lane(lane_) {
 #pragma unroll
     for (int tm = 0; tm < kTilesM; ++tm) row_ok[tm] = atom_row0 + tm < n_atoms;
-    valid_tiles = max(0, min(kTilesM, n_atoms - atom_row0));
     ptr = w + ((size_t)ka0 + al) * col_stride + (size_t)min(atom_row0, n_atoms - 1) * kAtomWords;
-  }
-
-  // Prefetch hint for the atom(s) of the position `cols` atom columns past position i's (the caller checks that it
-  // is inside the sequence and the split).
-  HUMMING_DEVICE void prefetch_cols(int cols) const {
-    const uint32_t* p = ptr + (size_t)cols * col_stride;
-    if constexpr (kPrefetchBulk) {
-      if (lane == 0 && valid_tiles > 0) prefetch_l2_bulk(p, (uint32_t)(valid_tiles * kAtomWords * 4));
-    } else {
-#pragma unroll
-      for (int tm = 0; tm < kTilesM; ++tm)
-        if (row_ok[tm]) prefetch_l2_line(p + tm * kAtomWords + lane * kBits);
-    }
-  }
-
-  // Before the first loads: prefetch positions kDepth .. kPrefetch - 1, which no load_next reaches kPrefetch ahead.
-  template <int kDepth> HUMMING_DEVICE void prefetch_start() {
-    if constexpr (kPrefetch > kDepth) {
-#pragma unroll 1
-      for (int j = kDepth; j < kPrefetch; ++j) {
-        const int cols = (j / kU) * Cfg::kWarpsK * kU + j % kU;   // al(j) - al(0) (i == 0 here)
-        if (j < n_seq && al + cols < al_end) prefetch_cols(cols);
-      }
-    }
   }
 
   // Hand the oldest ring slot's words to the math (cur) and refill that slot with the next position: with a ring of
@@ -298,10 +255,6 @@ template <class Cfg> struct DirectWeightStream {
   // Load position i into dst and step to i + 1; kPos = i % kU (a compile-time constant at every call site).
   template <int kPos> HUMMING_DEVICE void load_next(uint32_t (&dst)[kTilesM][kBits]) {
     const bool ok = i < n_seq && al < al_end;
-    if constexpr (kPrefetch > 0) {
-      constexpr int kAhead = kPrefetch * Cfg::kWarpsK;   // columns from position i to position i + kPrefetch
-      if (i + kPrefetch < n_seq && al + kAhead < al_end) prefetch_cols(kAhead);
-    }
 #pragma unroll
     for (int tm = 0; tm < kTilesM; ++tm) {
       if (ok && row_ok[tm]) {
@@ -428,7 +381,6 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   const int n_seq = max(0, ka1 - ka0);
   DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, 0, n_atom0 + wn * kTilesM, n_atoms, lane);
   uint32_t ring[kDepth][kTilesM][kBits];
-  stream.template prefetch_start<kDepth>();
   static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
   direct_copy_scales<Cfg>(ss, sz, gscale, gzero, ka0, range_cols, n0, N16, K64);
   // ---- 2: x after the grid dependency wait, swizzled per atom column; rows past M and columns past K / the split
@@ -529,7 +481,6 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   uint32_t ring[kDepth][kTilesM][kBits];
 
   // ---- 1: the first kDepth atoms, then the range's scales / zero terms (weights: safe before the grid wait)
-  stream.template prefetch_start<kDepth>();
   static_for<kDepth>([&](auto d_) {
     constexpr int d = decltype(d_)::value;
     stream.template load_next<d % kU>(ring[d]);
