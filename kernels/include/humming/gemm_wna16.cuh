@@ -557,7 +557,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // Prefetch distance: stage it + kDist is loaded while stage it is computed.  mma.sync: kStages - 1 (the slot
     // refilled is the one the previous step consumed).  wgmma: one stage's asynchronous MMAs stay in flight across the
     // next step (its dequant overlaps them), so the slot refilled is the one consumed two steps ago: kStages - 2.
-    constexpr int kMmaInFlight = (Cfg::kWgmma && Cfg::kStages >= 3) ? Cfg::kWgDepth : 0;
+    constexpr int kMmaInFlight = (Cfg::kWgmma && Cfg::kStages >= 3) ? 1 : 0;
     constexpr int kDist = Cfg::kStages - 1 - kMmaInFlight;
     static_assert(kDist >= 1, "at least one stage of prefetch");
     // Prologue.  Weights and scales of the first kDist stages go out before grid_dependency_wait(): under
@@ -610,23 +610,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
 #else
     constexpr bool kRolledWgmma = false;
 #endif
-    if constexpr (Cfg::kWgmma && Cfg::kWgDepth == 2) {
-      // two MMA groups in flight: three fragment buffers, the loop unrolled by three
-      int it = 0, slot = 0;
-      auto next = [](int s) { return s == Cfg::kStages - 1 ? 0 : s + 1; };
-#pragma unroll 1
-      for (; it + 3 <= num_stages_total; it += 3) {
-        step(it, slot, Int<0>{});
-        slot = next(slot);
-        step(it + 1, slot, Int<1>{});
-        slot = next(slot);
-        step(it + 2, slot, Int<2>{});
-        slot = next(slot);
-      }
-      if (it < num_stages_total) step(it, slot, Int<0>{});
-      slot = next(slot);
-      if (it + 1 < num_stages_total) step(it + 1, slot, Int<1>{});
-    } else if constexpr (Cfg::kWgmma && !kRolledWgmma) {
+    if constexpr (Cfg::kWgmma && !kRolledWgmma) {
       // wgmma: consecutive stages dequantize into alternating fragment buffers (one stage's MMAs are still reading the
       // other), so the loop is unrolled by two to make the buffer index a constant.
       int it = 0, slot = 0;

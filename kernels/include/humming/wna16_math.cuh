@@ -53,15 +53,6 @@ struct GemmConfig {
   // file, and ptxas then serializes every wgmma (its C7512 warning).  The dequant of step f overlaps the MMAs of
   // step f - 1 only.
   static constexpr bool kWgStepGroups = kWgmma && kTilesM * kBT >= 256;
-  // wgmma, atom-wide groups (not kWgStepGroups): how many atoms' MMA groups may still run while the next atom is
-  // dequantized -- one fragment buffer per group in flight, plus the one being filled.  (Experiment,
-  // HUMMING_DEBUG_WG_DEPTH=2: the cp.async kernel's 33-128-token tiles with two groups in flight; default 1.)
-#ifdef HUMMING_DEBUG_WG_DEPTH
-  static constexpr int kWgDepth = (kWgmma && !kWgStepGroups && kStages >= 4) ? HUMMING_DEBUG_WG_DEPTH : 1;
-#else
-  static constexpr int kWgDepth = 1;
-#endif
-  static_assert(kWgDepth == 1 || kWgDepth == 2, "one or two MMA groups in flight");
 
   static constexpr int kMathWarps = kWarpsN * kWarpsK;
   static constexpr int kThreads = 32 * kMathWarps;     // the cp.async kernel: every warp loads and computes
@@ -220,7 +211,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
   // wgmma: the dequantized A fragments of one atom, double-buffered -- an atom's MMAs read them asynchronously while
   // the next atom is being dequantized into the other buffer (kBuf of stage() / atom() alternates per stage)
   // (Cfg::kWgStepGroups: [2][1] -- the buffer of k16 step f is f % 2, whatever the stage)
-  static constexpr int kWgBufs = Cfg::kWgmma ? Cfg::kWgDepth + 1 : 1;
+  static constexpr int kWgBufs = Cfg::kWgmma ? 2 : 1;
   static constexpr int kWgBufSteps = Cfg::kWgStepGroups ? 1 : (Cfg::kWgmma ? 4 : 1);
   uint32_t wg_af[kWgBufs][kWgBufSteps][Cfg::kWgmma ? Cfg::kTilesM : 1][4];
   T2 const_zero;   // kRawBias + kOffset: the constant zero term of symmetric integer formats
