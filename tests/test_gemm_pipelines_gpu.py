@@ -230,15 +230,15 @@ def test_narrow_m64_default_choices(desc, m):
 
 
 @pytest.mark.parametrize("desc", FORMATS)
-@pytest.mark.parametrize("m", [33, 64, 129, 256, 257, 700])
+@pytest.mark.parametrize("m", [33, 64, 65, 100, 128, 129, 256, 257, 700])
 def test_large_m_default_choices(desc, m, monkeypatch):
-    """Session 12's defaults from 33 tokens (sm_90a): 256-row tiles on wide layers at 33-64 tokens, the
-    three-warpgroup bulk kernel on narrow layers with K > 4096 at 129-256 tokens, 256-row tiles (stream-K on wide
+    """Session 12's defaults from 33 tokens (sm_90a): 256-row tiles on wide layers at 33-64 tokens (and 65-128 since
+    session 15), the three-warpgroup bulk kernel on narrow layers with K > 4096 at 129-256 tokens, 256-row tiles (stream-K on wide
     layers) from 257 tokens, and session 14's 129-256 rules (stream-K 256-row tiles on narrow K <= 4096 layers for
     codes of <= 4 bits, the three-warpgroup bulk kernel on wide layers for 8-bit integer codes) -- odd N, K tails where
     the kernel takes them, vs the fp32 reference, output poisoned."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))     # the kernel at every M, not expand + cuBLAS
-    if m <= 64:
+    if m <= 128:   # + session 15: 256-row tiles on wide layers at 65-128 tokens
         cases = [(16400, 4096), (16390, 1088)]
     elif m <= 256:   # + session 14: narrow K <= 4096 (stream-K 256-row tiles / bulk), wide 8-bit (three warpgroups)
         cases = [(4100, 8192), (4000, 14336), (6000, 4096), (4000, 1088), (16400, 4096)]

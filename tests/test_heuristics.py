@@ -182,8 +182,8 @@ def test_experiment_knobs_are_validated(monkeypatch):
 
 
 def test_session7_wide_layers_and_pdl_release(monkeypatch):
-    """Large M on wide layers takes 256-row wgmma blocks (sm_90a only; narrower layers and M <= 128 keep 128 rows
-    except 129-256 tokens with K <= 4096 and codes of <= 4 bits);
+    """Large M on wide layers takes 256-row wgmma blocks from 65 tokens (sm_90a only; narrower layers at 65-256 tokens
+    keep 128 rows except 129-256 tokens with K <= 4096 and codes of <= 4 bits);
     the early PDL release is asked for only when a cp.async grid fills >= 80 % of the resident slots."""
     import torch
 
@@ -205,8 +205,14 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
         assert (narrow.tiles_m, narrow.stream_k) == ((1, False) if bits == 8 else (2, True))
         assert narrow in all_choices("sm_90a", bits, group)
         for narrow in (choose_kernel("sm_90a", 256, bits, group, k=4096, n=0),
-                       choose_kernel("sm_90a", 128, bits, group, k=4096, n=28672)):
+                       choose_kernel("sm_90a", 128, bits, group, k=4096, n=WIDE_N - 16)):
             assert narrow.tiles_m == 1 and narrow.block_n == 128
+        # 65-128 tokens on wide layers: the 256-row split-K tiles (session 15), every format
+        for m in (65, 100, 128):
+            wide = choose_kernel("sm_90a", m, bits, group, k=4096, n=28672)
+            assert (wide.wgmma, wide.tiles_m, wide.block_n, wide.stream_k, wide.pipeline) == (True, 2, 256, False,
+                                                                                            "cp_async")
+            assert wide in all_choices("sm_90a", bits, group)
         assert choose_kernel("sm_90a", 256, bits, group, n=WIDE_N - 16).tiles_m == 1
         assert not choose_kernel("sm_89", 1 << 30, bits, group, k=4096, n=28672).wgmma
     assert pdl_early_release(896, 924) and pdl_early_release(768, 924) and pdl_early_release(740, 924)

@@ -571,6 +571,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # its registers (session 14); 6144x4096 M=256, two runs, us, vs the bulk kernel: int4 34.8 / 34.9
                     # vs 36.3 / 37.4, int3 36.0 / 35.8 vs 36.4 / 37.7, MXFP4 37.1 / 36.6 vs 39.3 / 40.8 (same files)
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 5, mma="wgmma", stream_k=True))
+                if bucket == 128 and n >= WIDE_N:
+                    # wide layers, 65-128 tokens: the same 256-row tiles (112 blocks of 28672 rows at one per SM,
+                    # against 224 blocks of 128-row tiles that read every activation stage twice as often).
+                    # 28672x4096 M=128 int4, us: 56.1 vs 63.3 (session 15, results/h200-2026-12-02-s15/c_sweep_i4_m128.txt;
+                    # formats and M = 72 / 96 in e_sweep_wide_*.txt); narrow layers tie or lose (4096x14336 35.8 vs
+                    # 35.9, 6144x4096 25.7 vs 24.1)
+                    cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 if bucket > 128 and (n >= WIDE_N or (bucket <= 256 and 0 < n and k > 4096)):
                     # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
                     # group per k16 step) halve the activation re-reads; 28672x4096 int4 M=256 112.6 vs 125.1 us, but
