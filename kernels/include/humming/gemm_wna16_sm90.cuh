@@ -232,27 +232,20 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
     const int m0 = (int)(tile % m_tiles) * kBT;
     const int n0 = (int)(tile / m_tiles) * kBN;
     math.reduce_k(red, sync_math);
+    // A whole tile is written straight from the accumulators; a split one is parked, or finished by the contributor
+    // that finds the others' parts (streamk_join_partial, stream_k.cuh), which then writes y the same way.  One copy
+    // of the (fully unrolled) write loop serves both: two copies doubled this kernel's SASS (NOTES.md, session 14).
     const bool whole = (seg_first % units_per_tile == 0) && st == units_per_tile - 1;
-    if (whole) {
-      if (Cfg::kWarpsK == 1 || wk == 0) {
-        math.for_each_output([&](int mr, int nr, float v) {
-          const int n = n0 + nr, m = m0 + mr;
-          if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
-        });
-      }
-      if constexpr (Cfg::kWarpsK > 1) sync_math();   // `red` is rewritten by the next tile's reduction
-    } else {
-      // a split tile: park the partial, or finish it (streamk_join_partial, stream_k.cuh) and write y as above
-      const int slot = seg_first == u_begin ? 0 : 1;   // the block's first segment, or its last
-      if (streamk_join_partial<Cfg>(math, sched, ws, tickets, (int)tile, slot, sync_math, last_flag) &&
-          (Cfg::kWarpsK == 1 || wk == 0)) {
-        math.for_each_output([&](int mr, int nr, float v) {
-          const int n = n0 + nr, m = m0 + mr;
-          if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
-        });
-      }
-      sync_math();   // last_flag and `red` are reused by the next segment
+    const int slot = seg_first == u_begin ? 0 : 1;   // a split tile's part: the block's first segment, or its last
+    const bool write = whole || streamk_join_partial<Cfg>(math, sched, ws, tickets, (int)tile, slot, sync_math, last_flag);
+    if (write && (Cfg::kWarpsK == 1 || wk == 0)) {
+      math.for_each_output([&](int mr, int nr, float v) {
+        const int n = n0 + nr, m = m0 + mr;
+        if (n < N && m < M) y[(size_t)m * N + n] = from_float<T>(epilogue_value(v, n, chscale, tscale, bias));
+      });
     }
+    // `red` is rewritten by the next segment's reduction; a split tile's last_flag is reused too
+    if (!whole || Cfg::kWarpsK > 1) sync_math();
     math.clear();
   };
 
