@@ -128,6 +128,25 @@ def test_direct_wgmma_compiles_without_serialized_mmas(cache_dir):
         assert "serialized" not in art.log, art.log
 
 
+def test_wgmma_two_atom_stages_compile(cache_dir):
+    """sm_90a: the cp.async wgmma kernel with two atoms per stage (one swizzled x sub-tile per atom, the fragment
+    buffer = the atom) -- atom-wide groups (64-token tiles) and step groups (256 x 128 tiles), split-K and stream-K,
+    every format family; no serialized wgmma.  The bulk pipeline refuses it (its x copy plan is one atom wide)."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    cases = [(d, KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma")) for d in FAMILIES]
+    cases += [("w:uint4b8,s:g128:bfloat16", KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma")),
+              ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma")),
+              ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True))]
+    specs = [_spec(format_params(WeightDesc.parse(d)), c, torch.float16 if "float16" in d else torch.bfloat16,
+                   "sm_90a", d) for d, c in cases]
+    for art in compile_many(specs):
+        assert len(art.cubin) > 1000
+        assert "serialized" not in art.log, art.log
+    with pytest.raises(ValueError, match="atoms_k"):
+        KernelChoice(64, 8, 1, 1, 2, 4, "bulk", "wgmma")
+
+
 def test_int8_bf16_dequant_needs_no_float_conversion(cache_dir):
     """8-bit integer codes in bf16 dequantize with two magic numbers (dequant.cuh), not through fp32: the decode
     kernel's PTX must not convert float pairs to bf16 per weight pair.  The fp32 route it replaced emitted one

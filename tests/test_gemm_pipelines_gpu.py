@@ -280,6 +280,27 @@ def test_wgmma_int4_shapes(choice, m, monkeypatch):
         _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
 
 
+# Two 64-column atoms per stage in the cp.async wgmma kernel (one swizzled kBT x 64 sub-tile per atom, fragment buffer =
+# atom index): 64-token tiles with one / two m64 tiles per warpgroup, 128-token 256-row tiles (step groups), stream-K.
+WGMMA_AK2 = [KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma"), KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"),
+             KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"), KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True)]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", WGMMA_AK2, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 17, 64, 257])
+def test_wgmma_two_atom_stages(choice, m, monkeypatch):
+    """Two atoms per stage: token rows past M, K tails (1088: 17 atoms, the last stage half zero-filled; 8200: a
+    zero-filled partial atom; 192: one and a half stages), odd N, split-K (a split may end mid-stage), and every format
+    at one size; two calls bit-identical."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128), (300, 192)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+    if m == 64:
+        for desc in FORMATS:
+            _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
 # The cp.async wgmma kernel's split-K grids launched as thread block clusters (splits summed in distributed shared
 # memory): 64-token tiles (one / two m64 tiles per warpgroup), 128-token tiles, clusters of 2 / 4 / 8.
 WGMMA_CLUSTER = [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", cluster=4), KernelChoice(64, 4, 2, 1, 1, 4, mma="wgmma", cluster=2),

@@ -435,7 +435,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   auto stage_s = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffS); };
   auto stage_z = [&](int s) { return reinterpret_cast<T*>(smem + s * Smem::kStage + Smem::kOffZ); };
 
-  Wna16Math<Cfg, XTileSwizzled<kBK>> math(wn, wk, lane);
+  // the x tile: rows of kBK elements for mma.sync (ldmatrix), one swizzled kBT x 64 sub-tile per atom for wgmma
+  using XTile = typename Select<Cfg::kWgmma, XTileAtomSwizzled<kBT>, XTileSwizzled<kBK>>::type;
+  Wna16Math<Cfg, XTile> math(wn, wk, lane);
 
   // ---------------------------------------------------------------------------------------- the pipeline
   // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage_x).
@@ -547,7 +549,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         for (int i = 0; i < kXIters; ++i) {
           const int r = x_r0 + i * kXRowStep;
           if ((kBT % kXRowStep == 0 || r < kBT) && m0 + r < M) {
-            copy16_async(dst + r * kBK + ((x_ch ^ (r % 8)) * 8), col_ok ? x_src + (size_t)i * kXRowStep * K : x, col_ok);
+            copy16_async(const_cast<T*>(XTile::at(dst, r, x_ch)), col_ok ? x_src + (size_t)i * kXRowStep * K : x,
+                         col_ok);
           }
         }
         x_src += kBK;

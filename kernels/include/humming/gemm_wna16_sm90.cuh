@@ -75,6 +75,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!Cfg::kWgmma, "wgmma kernels are sm_90a only");
 #endif
+  static_assert(!Cfg::kWgmma || Cfg::kAtomsK == 1, "bulk wgmma kernel: one atom per stage (its x copy plan)");
   using T = typename Cfg::T;
   using Smem = BulkSmem<Cfg>;
   constexpr int kBN = Cfg::kBN;

@@ -91,8 +91,9 @@ struct GemmConfig {
   static_assert(!kWgmma || (kBT == 8 || kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256),
                 "wgmma token tiles: 8, 16, 32, 64, 128 or 256 (the n of m64nNk16; wgmma.cuh spells out these)");
   static_assert(!kWgmma || (kWarpsN % 4 == 0 && kWarpsK == 1), "wgmma: whole warpgroups along N, no K-warps");
-  static_assert(!kWgmma || kAtomsK == 1,
-                "wgmma: one 64-column atom per stage, so the activation tile rows are exactly one 128-byte swizzle row");
+  static_assert(!kWgmma || kAtomsK == 1 || kAtomsK == 2,
+                "wgmma: one or two 64-column atoms per stage, the activation tile stored as one 128-byte-swizzled "
+                "kBT x 64 sub-tile per atom (XTileAtomSwizzled)");
   static_assert(kAtomsK % kWarpsK == 0, "each K-warp takes the same number of atom columns per stage");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kSmemW % 16 == 0 && kSmemS % 16 == 0, "16-byte aligned shared regions");
@@ -110,6 +111,17 @@ template <int kBK> struct XTileSwizzled {
   static constexpr int kRowElems = kBK;
   template <class T> HUMMING_DEVICE static const T* at(const T* sx, int row, int chunk) {
     return sx + row * kBK + ((chunk ^ (row % 8)) * 8);
+  }
+};
+
+// wgmma stages of two atoms (cp.async kernel): one kBT x 64 sub-tile per atom column, each swizzled like
+// XTileSwizzled<64> -- the layout wgmma's 128-byte-swizzle descriptor reads (rows of exactly 128 bytes, 1 KB per 8
+// rows); sub-tile a starts kBT * 128 bytes after sub-tile a - 1 (a multiple of 1 KB for every token tile).  With one
+// atom per stage it is XTileSwizzled<64>.
+template <int kBT> struct XTileAtomSwizzled {
+  static constexpr int kRowElems = 64;
+  template <class T> HUMMING_DEVICE static const T* at(const T* sx, int row, int chunk) {
+    return sx + (chunk / 8) * kBT * 64 + row * 64 + (((chunk % 8) ^ (row % 8)) * 8);
   }
 };
 
@@ -252,16 +264,31 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     acc[0][0][0] += __uint_as_float(sw[lane]);   // experiments only: time the pipeline without the math
     return;
 #endif
-#pragma unroll 1
-    for (int ai = 0; ai < Cfg::kAtomsK / Cfg::kWarpsK; ++ai) {
-      const int a = ai * Cfg::kWarpsK + wk;        // atom column inside the stage
-      uint32_t words[Cfg::kTilesM][kBits];
+    if constexpr (Cfg::kWgmma && Cfg::kAtomsK > 1) {
+      // Two atoms per stage (kWarpsK == 1 under wgmma): atom a dequantizes into fragment buffer a, which the previous
+      // stage's atom a read -- the group two atoms back.  The callers' stage-level wait leaves at most one group (the
+      // previous stage's last atom) running, so atom 0 may start; atom 1 first waits for all but this stage's atom 0.
+      static_for<Cfg::kAtomsK>([&](auto a_) {
+        constexpr int a = decltype(a_)::value;
+        if constexpr (a > 0) wait_mma<1>();
+        uint32_t words[Cfg::kTilesM][kBits];
 #pragma unroll
-      for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-        const int atom_row = wn * Cfg::kTilesM + tm;
-        load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
+        for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+          load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + wn * Cfg::kTilesM + tm) * kAtomWords, lane);
+        atom_wgmma<a % 2>(words, sx, ss, sz, a);
+      });
+    } else {
+#pragma unroll 1
+      for (int ai = 0; ai < Cfg::kAtomsK / Cfg::kWarpsK; ++ai) {
+        const int a = ai * Cfg::kWarpsK + wk;        // atom column inside the stage
+        uint32_t words[Cfg::kTilesM][kBits];
+#pragma unroll
+        for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+          const int atom_row = wn * Cfg::kTilesM + tm;
+          load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
+        }
+        atom<kBuf>(words, sx, ss, sz, a);
       }
-      atom<kBuf>(words, sx, ss, sz, a);
     }
   }
 
@@ -418,7 +445,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
   HUMMING_DEVICE void atom_wgmma(const uint32_t (&words)[Cfg::kTilesM][kBits], const T* sx, const T* ss, const T* sz,
                                  int a) {
     if constexpr (Cfg::kWgStepGroups) {
-      const uint64_t desc0 = wgmma_desc_sw128(sx);   // kAtomsK == 1: the tile is this atom's 64 columns
+      const uint64_t desc0 = wgmma_desc_sw128(Cfg::kAtomsK > 1 ? sx + a * kBT * 64 : sx);   // this atom's kBT x 64 sub-tile
       static_for<4>([&](auto f_) {
         constexpr int f = decltype(f_)::value;
         auto& af = wg_af[f % 2][0];
@@ -460,7 +487,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
 #endif
       }
     });
-    const uint64_t desc = wgmma_desc_sw128(sx);   // kAtomsK == 1: the tile is this atom's 64 columns
+    const uint64_t desc = wgmma_desc_sw128(Cfg::kAtomsK > 1 ? sx + a * kBT * 64 : sx);   // this atom's kBT x 64 sub-tile
     fence_accumulators();
     wgmma_fence();
 #pragma unroll
