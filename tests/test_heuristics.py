@@ -62,7 +62,7 @@ def test_wgmma_choices():
     assert c.short() == "bt64_wn8_tm1_wk1_ak1_s6_wgmma" and KernelChoice.parse(c.short()) == c
     assert c.min_blocks == 2 and KernelChoice(64, 8, 1, 1, 1, 6).min_blocks == 0
     assert KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma").bt == 256
-    for bad in (dict(bt=64, warps_n=8, tiles_m=1, warps_k=1, atoms_k=2, stages=4),     # two atoms per stage
+    for bad in (dict(bt=64, warps_n=8, tiles_m=1, warps_k=1, atoms_k=4, stages=4),     # four atoms per stage
                 dict(bt=64, warps_n=6, tiles_m=1, warps_k=1, atoms_k=1, stages=4),     # not whole warpgroups
                 dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4)):    # K-warps
         with pytest.raises(ValueError, match="wgmma"):
@@ -73,6 +73,10 @@ def test_wgmma_choices():
         KernelChoice(64, 8, 1, 1, 1, 3, mma="hgmma")
     # stages on 1 KB boundaries plus 1 KB of alignment slack: bt64 x tile 8 KB + 128 rows int4 4 KB + 256 B scales
     assert c.smem_bytes(4, 1, False) == 6 * 13 * 1024 + 1024
+    # two atoms per stage (cp.async only): two 8 KB x sub-tiles + two 4 KB atom columns + the scales, on 1 KB boundaries
+    assert KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma").smem_bytes(4, 1, False) == 4 * 25 * 1024 + 1024
+    with pytest.raises(ValueError, match="atoms_k"):
+        KernelChoice(64, 8, 1, 1, 2, 4, "bulk", "wgmma")
 
 
 def test_forced_choice_reasons_name_the_problem():

@@ -178,10 +178,11 @@ class KernelChoice:
         if self.direct:   # W never touches shared memory
             return self.direct_smem_bytes(direct_unit_atoms(group) * self.warps_k, self.bt, group, zero)
         if self.wgmma:
-            # stages on 1 KB boundaries (x tile first), plus 1 KB to align the dynamic shared-memory base
-            w = (self.block_n // 16) * 32 * bits * 4
+            # stages on 1 KB boundaries (x tile first: one bt x 64 sub-tile per atom), plus 1 KB to align the dynamic
+            # shared-memory base
+            w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
             s = groups_per_stage * self.block_n * 2
-            stage = -(-(self.bt * 64 * 2 + w + s + (s if zero else 0)) // 1024) * 1024
+            stage = -(-(self.bt * self.block_k * 2 + w + s + (s if zero else 0)) // 1024) * 1024
             if self.bulk:   # + the full / empty mbarriers and the last-arrival flag (BulkSmem)
                 return stage * self.stages + 2 * self.stages * 8 + 16 + 1024
             epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
