@@ -77,6 +77,12 @@ def test_wgmma_choices():
     assert KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma").smem_bytes(4, 1, False) == 4 * 25 * 1024 + 1024
     with pytest.raises(ValueError, match="atoms_k"):
         KernelChoice(64, 8, 1, 1, 2, 4, "bulk", "wgmma")
+    # its K splits are whole stages (a split starting at an odd atom would put two 128-column groups into one stage)
+    info = arch_info("sm_90a", 132)
+    two = KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma")
+    for n, k, m in ((1000, 1088, 1), (6144, 4096, 64), (4096, 14336, 64), (200, 8200, 17), (300, 192, 1)):
+        splits, per = choose_splits(two, n, k, m, info, 2)
+        assert per % 2 == 0 and splits * per >= -(-k // 64) and (splits - 1) * per < -(-k // 64)
 
 
 def test_forced_choice_reasons_name_the_problem():
@@ -358,7 +364,8 @@ def test_session10_rules():
         assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
     assert pick(257, 4, 6144, 4096) == pick(1023, 4, 6144, 4096) != bulk      # 257+ tokens: 256-row cp.async tiles
-    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"  # 64 tokens keep the cp.async kernel
+    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_wgmma"  # 64 tokens keep the cp.async kernel
+    assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"  # (two atoms per stage: int4 since session 15)
 
 
 @pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
@@ -457,7 +464,9 @@ def test_cluster_rules():
     # blocks share their sums (session 13); the clustered choice stays available as a forced choice
     for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
         for m in (33, 64):
-            assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"
+            ak = 2 if (bits == 4 and not flt) else 1   # int4: two atoms per stage (session 15)
+            assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() == \
+                f"bt64_wn8_tm1_wk1_ak{ak}_s{4 if ak == 2 else 6}_wgmma"
             assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() != c64
     os.environ["HUMMING_CLUSTER"] = "0"
     try:
@@ -485,7 +494,8 @@ def test_session12_large_m_rules():
         allc = all_choices("sm_90a", bits, group, False, flt)
         for m in (33, 64):
             c = pick(m, 28672, 4096, bits, group, flt)
-            assert c.short() == "bt64_wn8_tm2_wk1_ak1_s4_wgmma" and c in allc
+            ak = 2 if (bits == 4 and not flt) else 1   # int4: two atoms per stage (session 15)
+            assert c.short() == f"bt64_wn8_tm2_wk1_ak{ak}_s4_wgmma" and c in allc
             assert pick(m, 4096, 14336, bits, group, flt).tiles_m == 1
         for m in (129, 256):
             c = pick(m, 4096, 14336, bits, group, flt)

@@ -551,7 +551,16 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # int3 42.5 vs 46.0, int8 49.6 vs 50.6, MXFP4 49.7 vs 50.6 (session 12,
                     # results/h200-2026-12-01-s12/b_sweep_m64wide.txt, c_sweep_m64w_*.txt; stream-K over the same
                     # tiles loses: 47.2); the narrow shapes lose (6144x4096 20.0 vs 16.9, 4096x14336 31.4 vs 28.0).
+                    if bits == 4 and not float_family:
+                        # int4: two atoms per stage (half the per-stage barriers and waits; session 15, call G):
+                        # 28672x4096 M=64 38.4 vs 42.0 us, M=48 38.4 vs 40.1 (results/h200-2026-12-02-s15/
+                        # g_sweep_i4_ak2_m64.txt; the other formats are not measured yet)
+                        cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"))
                     cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
+                if bits == 4 and not float_family:
+                    # int4, narrow layers: 6144x4096 / 4096x14336 M=64 15.1 / 22.5 vs 15.4 / 24.2 us, M=48 13.4 / 21.8 vs
+                    # 13.6 / 23.4 (same file)
+                    cands.append(KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma"))
                 # (narrow layers with K <= 4096 ran two 2-block cluster splits in session 12: 6144x4096 M=64 int4
                 # 16.0 vs 17.0 us; since the ticketed splits' sums are shared by several blocks (session 13) the five
                 # ticketed splits below win: int4 15.2 vs 15.7, int3 15.6 vs 16.3, int8 17.0 vs 17.2, MXFP4 16.4 vs
@@ -661,7 +670,7 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
         # exactly `cluster` splits (the cluster dims are compiled in); the last may be short or empty (an empty
         # segment runs no stage and adds zeros)
         per = -(-k_atoms // choice.cluster)
-        return choice.cluster, per
+        return choice.cluster, -(-per // choice.atoms_k) * choice.atoms_k
     forced = env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)   # experiments (tuning.sweep --splits): this many splits
     if forced:
         per = -(-k_atoms // min(forced, max(1, k_atoms // choice.atoms_k)))
@@ -672,9 +681,12 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
         # M ~ 512) leaves SMs idle without splits.  Split as far as the slots hold every block at once (rounding up
         # started a second, mostly empty wave: 6144x4096 M=256 ran 48 us with 3 splits, 37 us with none), keep >= 4
         # stages per split, and keep the fp32 partials (written + read once, L2-resident) under WGMMA_PARTIAL_BYTES.
+        # A split is a whole number of stages: with two atoms per stage a split starting at an odd atom would put
+        # two scale groups of 128 columns into one stage (the kernel reads one group per stage there).
         cap = max(1, WGMMA_PARTIAL_BYTES // max(1, m_tiles * choice.bt * n * 4))
-        splits = max(1, min(slots // base, k_atoms // 4, cap, 16))
+        splits = max(1, min(slots // base, k_atoms // (4 * choice.atoms_k), cap, 16))
         per = -(-k_atoms // splits)
+        per = -(-per // choice.atoms_k) * choice.atoms_k
         return -(-k_atoms // per), per
     if m > 64 or base * 5 >= slots * 4:
         return 1, k_atoms
