@@ -47,7 +47,7 @@ template <class Cfg> struct EpilogueTile {
 // on a 1024-byte boundary (the 128-byte swizzle the tensor cores apply is anchored to absolute address bits), and the
 // kernel aligns the dynamic shared-memory base itself, hence the 1 KB of slack.
 template <class Cfg> struct CpAsyncSmem {
-  static constexpr int kX = Cfg::kBT * Cfg::kBK * 2;       // swizzled activation rows (XTileSwizzled)
+  static constexpr int kX = Cfg::kBT * Cfg::kBK * 2;   // x: swizzled rows (mma.sync), one sub-tile per atom (wgmma)
   static constexpr int kOffX = Cfg::kWgmma ? 0 : Cfg::kSmemW;
   static constexpr int kOffW = Cfg::kWgmma ? kX : 0;
   static constexpr int kOffS = Cfg::kSmemW + kX;
