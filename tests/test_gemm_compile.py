@@ -233,12 +233,14 @@ def test_direct_refill_after_math_experiment_compiles(arch, cache_dir, monkeypat
 def test_wgmma_experiment_macros_compile(macro, cache_dir, monkeypatch):
     """The session-13 experiment macros of gemm_wna16.cuh keep compiling (sm_90a): the step-group kernels' rolled main
     loop (256-row split-K and stream-K tiles, and a 128-row tile the macro must leave unrolled) and the split-K end
-    without its cross-block sum; the wgmma dequant / MMA removals of the session-14 decomposition."""
+    without its cross-block sum; the wgmma dequant / MMA removals of the session-14 decomposition; a two-atom stage
+    (rolled under WG_ROLLED since session 15)."""
     from vllm_humming.tuning.heuristics import KernelChoice
 
     monkeypatch.setenv("HUMMING_DEBUG_DEFINES", macro)
     fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
     specs = [_spec(fp, KernelChoice.parse(c), torch.bfloat16, "sm_90a")
-             for c in ("bt128_wn8_tm2_wk1_ak1_s4_wgmma", "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma", "bt64_wn8_tm1_wk1_ak1_s6_wgmma")]
+             for c in ("bt128_wn8_tm2_wk1_ak1_s4_wgmma", "bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma", "bt64_wn8_tm1_wk1_ak1_s6_wgmma",
+                       "bt64_wn8_tm2_wk1_ak2_s4_wgmma")]   # two-atom stages: rolled too under WG_ROLLED (session 15)
     assert all(macro in s.source for s in specs)
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))

@@ -609,7 +609,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // runs 2-10 % slower on the H200 (session 14, results/h200-2026-12-01-s14/a_sweep_rolled.txt vs
     // a_sweep_unrolled.txt), so the default keeps the unrolled loop.
 #ifdef HUMMING_DEBUG_WG_ROLLED
-    constexpr bool kRolledWgmma = Cfg::kWgStepGroups;
+    // (also the two-atom stages: their fragment buffer is the atom, not the stage parity -- NVRTC on the CPU machine
+    // 1.4 s for the int4 33-64-token default against 0.8 s with one atom per stage; not timed on the H200 yet)
+    constexpr bool kRolledWgmma = Cfg::kWgStepGroups || Cfg::kAtomsK > 1;
 #else
     constexpr bool kRolledWgmma = false;
 #endif
