@@ -545,19 +545,20 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             # three default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us for the
             # mma.sync kernel and 168 us for expand + cuBLAS (r1_bench_int4_m256_m1024_expand_cublas.log).
             if bucket <= 64:
+                two_atoms = bits == 4 and not float_family   # int4: two atoms per stage (session 15, below)
                 if n >= WIDE_N:
                     # wide layers, 33-64 tokens: 256 rows per block (two m64 tiles per warpgroup: each x fragment
                     # feeds two MMAs), 112 blocks for 28672 rows.  28672x4096 M=64, us: int4 42.2-42.8 vs 44.3-44.4,
                     # int3 42.5 vs 46.0, int8 49.6 vs 50.6, MXFP4 49.7 vs 50.6 (session 12,
                     # results/h200-2026-12-01-s12/b_sweep_m64wide.txt, c_sweep_m64w_*.txt; stream-K over the same
                     # tiles loses: 47.2); the narrow shapes lose (6144x4096 20.0 vs 16.9, 4096x14336 31.4 vs 28.0).
-                    if bits == 4 and not float_family:
+                    if two_atoms:
                         # int4: two atoms per stage (half the per-stage barriers and waits; session 15, call G):
                         # 28672x4096 M=64 38.4 vs 42.0 us, M=48 38.4 vs 40.1 (results/h200-2026-12-02-s15/
                         # g_sweep_i4_ak2_m64.txt; the other formats are not measured yet)
                         cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"))
                     cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
-                if bits == 4 and not float_family:
+                if two_atoms:
                     # int4, narrow layers: 6144x4096 / 4096x14336 M=64 15.1 / 22.5 vs 15.4 / 24.2 us, M=48 13.4 / 21.8 vs
                     # 13.6 / 23.4 (same file)
                     cands.append(KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma"))

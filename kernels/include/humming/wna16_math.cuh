@@ -119,7 +119,6 @@ template <int kBK> struct XTileSwizzled {
 // rows); sub-tile a starts kBT * 128 bytes after sub-tile a - 1 (a multiple of 1 KB for every token tile).  With one
 // atom per stage it is XTileSwizzled<64>.
 template <int kBT> struct XTileAtomSwizzled {
-  static constexpr int kRowElems = 64;
   template <class T> HUMMING_DEVICE static const T* at(const T* sx, int row, int chunk) {
     return sx + (chunk / 8) * kBT * 64 + row * 64 + (((chunk % 8) ^ (row % 8)) * 8);
   }
@@ -272,9 +271,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
         constexpr int a = decltype(a_)::value;
         if constexpr (a > 0) wait_mma<1>();
         uint32_t words[Cfg::kTilesM][kBits];
-#pragma unroll
-        for (int tm = 0; tm < Cfg::kTilesM; ++tm)
-          load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + wn * Cfg::kTilesM + tm) * kAtomWords, lane);
+        load_words(words, sw, a);
         atom_wgmma<a % 2>(words, sx, ss, sz, a);
       });
     } else {
@@ -282,14 +279,17 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
       for (int ai = 0; ai < Cfg::kAtomsK / Cfg::kWarpsK; ++ai) {
         const int a = ai * Cfg::kWarpsK + wk;        // atom column inside the stage
         uint32_t words[Cfg::kTilesM][kBits];
-#pragma unroll
-        for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
-          const int atom_row = wn * Cfg::kTilesM + tm;
-          load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + atom_row) * kAtomWords, lane);
-        }
+        load_words(words, sw, a);
         atom<kBuf>(words, sx, ss, sz, a);
       }
     }
+  }
+
+  // This lane's packed words of atom column `a` of the stage, for each of the warp's kTilesM atom rows.
+  HUMMING_DEVICE void load_words(uint32_t (&words)[Cfg::kTilesM][kBits], const uint32_t* sw, int a) const {
+#pragma unroll
+    for (int tm = 0; tm < Cfg::kTilesM; ++tm)
+      load_atom_words<kBits>(words[tm], sw + (a * (kBN / 16) + wn * Cfg::kTilesM + tm) * kAtomWords, lane);
   }
 
   // Consume one atom column `a` of the stage whose packed words this lane already holds (from shared memory above,
