@@ -281,9 +281,11 @@ def test_wgmma_int4_shapes(choice, m, monkeypatch):
 
 
 # Two 64-column atoms per stage in the cp.async wgmma kernel (one swizzled kBT x 64 sub-tile per atom, fragment buffer =
-# atom index): 64-token tiles with one / two m64 tiles per warpgroup, 128-token 256-row tiles (step groups), stream-K.
+# atom index): 64-token tiles with one / two m64 tiles per warpgroup, 128-token 128-row and 256-row tiles (step
+# groups), stream-K.
 WGMMA_AK2 = [KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma"), KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"),
-             KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"), KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True)]
+             KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"), KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True),
+             KernelChoice(128, 8, 1, 1, 2, 3, mma="wgmma")]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

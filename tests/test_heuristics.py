@@ -212,7 +212,8 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
         # 129-256 tokens on a narrow layer with K <= 4096: codes of <= 4 bits stream-K over 256-row tiles (session
         # 14), 8-bit codes the bulk kernel's 128-row tiles
         narrow = choose_kernel("sm_90a", 256, bits, group, k=4096, n=6144)
-        assert (narrow.tiles_m, narrow.stream_k) == ((1, False) if bits == 8 else (2, True))
+        # (session 16: codes of <= 4 bits take 128-row split-K tiles of two-atom stages there instead)
+        assert (narrow.tiles_m, narrow.stream_k, narrow.atoms_k) == ((1, False, 1) if bits == 8 else (1, False, 2))
         assert narrow in all_choices("sm_90a", bits, group)
         for narrow in (choose_kernel("sm_90a", 256, bits, group, k=4096, n=0),
                        choose_kernel("sm_90a", 128, bits, group, k=4096, n=WIDE_N - 16)):
@@ -222,6 +223,7 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
             wide = choose_kernel("sm_90a", m, bits, group, k=4096, n=28672)
             assert (wide.wgmma, wide.tiles_m, wide.block_n, wide.stream_k, wide.pipeline) == (True, 2, 256, False,
                                                                                             "cp_async")
+            assert wide.atoms_k == (1 if bits == 8 else 2)   # session 16: two-atom stages for <= 4-bit codes
             assert wide in all_choices("sm_90a", bits, group)
         assert choose_kernel("sm_90a", 256, bits, group, n=WIDE_N - 16).tiles_m == 1
         assert not choose_kernel("sm_89", 1 << 30, bits, group, k=4096, n=28672).wgmma
@@ -352,7 +354,8 @@ def test_session10_rules():
     bulk = "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
     for bucket in (65, 128):   # session 13: the cp.async wgmma kernel with shared split-K sums again
         for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
-            assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
+            assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == \
+                f"bt128_wn8_tm1_wk1_ak{1 if bits == 8 else 2}_s{5 if bits == 8 else 3}_wgmma"   # two atoms: s16
     for bucket in (129, 256):
         for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
             # session 14: codes of <= 4 bits take 256-row stream-K tiles here instead (test_session12_large_m_rules)
@@ -365,7 +368,8 @@ def test_session10_rules():
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
     assert pick(257, 4, 6144, 4096) == pick(1023, 4, 6144, 4096) != bulk      # 257+ tokens: 256-row cp.async tiles
     assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_wgmma"  # 64 tokens keep the cp.async kernel
-    assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"  # (two atoms per stage: int4 since session 15)
+    assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_wgmma"  # two atoms per stage: int3 since session 16
+    assert pick(64, 8, 6144, 4096, group=0) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"   # int8 keeps one
 
 
 @pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
@@ -464,7 +468,7 @@ def test_cluster_rules():
     # blocks share their sums (session 13); the clustered choice stays available as a forced choice
     for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
         for m in (33, 64):
-            ak = 2 if (bits == 4 and not flt) else 1   # int4: two atoms per stage (session 15)
+            ak = 2 if bits <= 4 else 1   # two atoms per stage: int4 since session 15, int3 / MXFP4 since 16
             assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() == \
                 f"bt64_wn8_tm1_wk1_ak{ak}_s{4 if ak == 2 else 6}_wgmma"
             assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() != c64
@@ -494,24 +498,27 @@ def test_session12_large_m_rules():
         allc = all_choices("sm_90a", bits, group, False, flt)
         for m in (33, 64):
             c = pick(m, 28672, 4096, bits, group, flt)
-            ak = 2 if (bits == 4 and not flt) else 1   # int4: two atoms per stage (session 15)
+            ak = 2 if bits <= 4 else 1   # two atoms per stage: int4 since session 15, int3 / MXFP4 since 16
             assert c.short() == f"bt64_wn8_tm2_wk1_ak{ak}_s4_wgmma" and c in allc
             assert pick(m, 4096, 14336, bits, group, flt).tiles_m == 1
         for m in (129, 256):
             c = pick(m, 4096, 14336, bits, group, flt)
             # session 13: 256-row cp.async tiles, but 8-bit integer codes keep the three-warpgroup bulk kernel
+            # (session 16: codes of <= 4 bits in stages of two atoms: split-K on narrow layers, stream-K on wide)
             assert c.short() == ("bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
-                                 else "bt128_wn8_tm2_wk1_ak1_s4_wgmma")
+                                 else "bt128_wn8_tm2_wk1_ak2_s3_wgmma")
             assert c in allc
-            # session 14: narrow K <= 4096 layers stream-K over 256-row tiles for codes of <= 4 bits; wide layers
-            # with 8-bit integer codes the three-warpgroup bulk kernel
+            # session 14: narrow K <= 4096 layers stream-K over 256-row tiles for codes of <= 4 bits (session 16:
+            # 128-row split-K tiles of two-atom stages); wide layers with 8-bit integer codes the three-warpgroup bulk
+            # kernel
             narrow = pick(m, 6144, 4096, bits, group, flt)
             assert narrow in allc
             assert narrow.short() == ("bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma" if bits == 8
-                                      else "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma")
+                                      else "bt128_wn8_tm1_wk1_ak2_s3_wgmma")
             assert pick(m, 28672, 4096, bits, group, flt).short() == (
-                "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt else "bt128_wn8_tm2_wk1_ak1_s4_wgmma")
-        assert pick(128, 4096, 14336, bits, group, flt).short() == "bt128_wn8_tm1_wk1_ak1_s5_wgmma"
+                "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
+        assert pick(128, 4096, 14336, bits, group, flt).short() == (
+            "bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm2_wk1_ak2_s3_wgmma")
         for m in (257, 512, 1023):
             for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
@@ -519,8 +526,8 @@ def test_session12_large_m_rules():
                 if bits == 8:      # 8-bit codes: the bulk kernel (three math warpgroups, session 14) on every layer
                     assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
-                else:              # five stages since session 14
-                    assert c.short() == "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma"
+                else:              # five stages since session 14, three of two atoms since session 16
+                    assert c.short() == "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma"
         for m in (64, 256, 512):
             assert not pick(m, 28672, 4096, bits, group, flt, arch="sm_90").wgmma
 

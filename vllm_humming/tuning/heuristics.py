@@ -545,7 +545,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             # three default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us for the
             # mma.sync kernel and 168 us for expand + cuBLAS (r1_bench_int4_m256_m1024_expand_cublas.log).
             if bucket <= 64:
-                two_atoms = bits == 4 and not float_family   # int4: two atoms per stage (session 15, below)
+                # codes of <= 4 bits: two atoms per stage (session 15 for int4, session 16 for int3 / MXFP4, below)
+                two_atoms = bits <= 4
                 if n >= WIDE_N:
                     # wide layers, 33-64 tokens: 256 rows per block (two m64 tiles per warpgroup: each x fragment
                     # feeds two MMAs), 112 blocks for 28672 rows.  28672x4096 M=64, us: int4 42.2-42.8 vs 44.3-44.4,
@@ -553,14 +554,16 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # results/h200-2026-12-01-s12/b_sweep_m64wide.txt, c_sweep_m64w_*.txt; stream-K over the same
                     # tiles loses: 47.2); the narrow shapes lose (6144x4096 20.0 vs 16.9, 4096x14336 31.4 vs 28.0).
                     if two_atoms:
-                        # int4: two atoms per stage (half the per-stage barriers and waits; session 15, call G):
-                        # 28672x4096 M=64 38.4 vs 42.0 us, M=48 38.4 vs 40.1 (results/h200-2026-12-02-s15/
-                        # g_sweep_i4_ak2_m64.txt; the other formats are not measured yet)
+                        # two atoms per stage (half the per-stage barriers and waits): 28672x4096 M=64 / 48, us, int4
+                        # 38.4 / 38.4 vs 42.0 / 40.1 (session 15, results/h200-2026-12-02-s15/g_sweep_i4_ak2_m64.txt);
+                        # int3 37.3 / 36.1 vs 41.4 / 41.6, MXFP4 43.1 / 42.6 vs 48.7 / 47.7 (session 16,
+                        # results/h200-2026-12-02-s16/a_sweep_ak2_m64_*.txt); int8 ties (49.4 vs 49.2), keeps one atom
                         cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"))
                     cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
                 if two_atoms:
-                    # int4, narrow layers: 6144x4096 / 4096x14336 M=64 15.1 / 22.5 vs 15.4 / 24.2 us, M=48 13.4 / 21.8 vs
-                    # 13.6 / 23.4 (same file)
+                    # narrow layers, 6144x4096 / 4096x14336 M=64, us: int4 15.1 / 22.5 vs 15.4 / 24.2, int3 15.5 / 22.7 vs
+                    # 15.6 / 24.7, MXFP4 16.8 / 24.8 vs 16.7 / 26.6 (same files; M=48 likewise); int8 loses (18.2 /
+                    # 27.5 vs 16.9 / 26.1)
                     cands.append(KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma"))
                 # (narrow layers with K <= 4096 ran two 2-block cluster splits in session 12: 6144x4096 M=64 int4
                 # 16.0 vs 17.0 us; since the ticketed splits' sums are shared by several blocks (session 13) the five
@@ -568,6 +571,23 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                 # 17.6 -- results/h200-2026-12-01-s13/d_sweep_r4_m64.txt, d_sweep_fmt_*.txt)
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
+                if 64 < bucket <= 256 and bits <= 4:
+                    # codes of <= 4 bits, 65-256 tokens: two atoms per stage (session 16, results/h200-2026-12-02-s16/
+                    # a_sweep_ak2_m256_*.txt; int4: session 15, g_sweep_i4_ak2_m128_256.txt), us, new vs old default,
+                    # int4 / int3 / MXFP4 (8-bit codes tie or lose and keep the choices below):
+                    if n >= WIDE_N:
+                        # wide: 256-row tiles, three stages of two atoms; from 129 tokens as stream-K.  28672x4096
+                        # M=128 55.7 / 52.9 / 59.7 vs 56.7 / 58.0 / 60.5; M=256 109.7 / 105.6 / 115.1 vs 112.9 /
+                        # 117.3 / 120.3
+                        cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=bucket > 128))
+                    elif 0 < n and 0 < k <= 4096:
+                        # narrow, K <= 4096: 128-row split-K tiles.  6144x4096 M=128 23.0 / 23.3 / 24.1 vs 24.4 /
+                        # 24.1 / 24.1; M=256 32.8 / 33.3 / 35.0 vs 35.1 / 36.3 / 37.6 (stream-K)
+                        cands.append(KernelChoice(128, 8, 1, 1, 2, 3, mma="wgmma"))
+                    elif 0 < n and k > 4096:
+                        # narrow, K > 4096: 256-row split-K tiles.  4096x14336 M=128 35.8 / 35.2 / 37.4 vs 36.5 /
+                        # 36.4 / 38.0; M=256 57.7 / 56.2 / 61.2 vs 60.1 / 60.2 / 62.8
+                        cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"))
                 if bucket > 256:
                     # 257 tokens up to the prefill threshold: 256 weight rows per block on every layer.  M=512, us:
                     # 6144x4096 55.7 vs 62.5 (bulk), 4096x14336 107.4 vs 116.3 (128-row tiles); the wide layer as
@@ -577,6 +597,12 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # run): M=512 28672x4096 int4 217.7 / 213.9 vs 231.2 / 228.5, int3 221.8 / 224.1 vs 238.2 / 230.8;
                     # 4096x14336 int4 108.6 / 107.0 vs 113.5 / 109.3, MXFP4 116.9 / 115.9 vs 126.9 / 121.3; 6144x4096
                     # ties (results/h200-2026-12-01-s14/c_sweep_sk_*.txt, d_sweep_m256_*.txt).
+                    # Session 16: codes of <= 4 bits in three stages of two atoms, M=512 int4 / int3 / MXFP4, us:
+                    # 28672x4096 209.8 / 201.8 / 222.7 vs 223.3 / 238.7 / 242.3, 4096x14336 107.0 / 102.5 / 110.5 vs
+                    # 108.8 / 117.0 / 118.4, 6144x4096 53.6 / 52.5 / 56.5 vs 52.6 / 55.2 / 56.9
+                    # (results/h200-2026-12-02-s16/b_sweep_ak2_m512_*.txt)
+                    if bits <= 4:
+                        cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True))
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 5 if bits <= 4 else 4, mma="wgmma", stream_k=True))
                 if 128 < bucket <= 256 and 0 < n < WIDE_N and 0 < k <= 4096 and bits <= 4:
                     # narrow layers, K <= 4096, codes of <= 4 bits, 129-256 tokens: stream-K over 256-row tiles (48

@@ -609,15 +609,20 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // runs 2-10 % slower on the H200 (session 14, results/h200-2026-12-01-s14/a_sweep_rolled.txt vs
     // a_sweep_unrolled.txt), so the default keeps the unrolled loop.
 #ifdef HUMMING_DEBUG_WG_ROLLED
-    // (also the two-atom stages: their fragment buffer is the atom, not the stage parity -- NVRTC on the CPU machine
-    // 1.4 s for the int4 33-64-token default against 0.8 s with one atom per stage; not timed on the H200 yet)
+    // (also the two-atom stages: their fragment buffer is the atom, not the stage parity.  Session 16, int4 on the
+    // H200, rolled vs unrolled: the 64-token 128-row tile ties (15.3 / 22.9 vs 15.4 / 22.9 us), the 64-token 256-row
+    // tile loses 5 % (40.3 vs 38.2), the 128-token ones 1-3 % (256-row) and 21 % (128-row, 6144x4096 M=256 39.8 vs
+    // 32.8): results/h200-2026-12-02-s16/b_sweep_rolled_m64_256.txt vs b_sweep_unrolled_m64_256.txt)
     constexpr bool kRolledWgmma = Cfg::kWgStepGroups || Cfg::kAtomsK > 1;
 #else
     constexpr bool kRolledWgmma = false;
 #endif
     if constexpr (Cfg::kWgmma && !kRolledWgmma) {
       // wgmma: consecutive stages dequantize into alternating fragment buffers (one stage's MMAs are still reading the
-      // other), so the loop is unrolled by two to make the buffer index a constant.
+      // other), so the loop is unrolled by two to make the buffer index a constant.  (Experiment, session 16: the odd
+      // tail folded into the loop as a guarded second step -- two copies of the stage instead of three, NVRTC on the CPU
+      // machine 3.2 -> 1.9 s for the 256-row two-atom kernel -- ran 0.5-2 % slower, up to 9 % for the 128-row
+      // one-atom tiles: results/h200-2026-12-02-s16/c_sweep_two_bodies.txt vs c_sweep_three_bodies.txt.)
       int it = 0, slot = 0;
       auto next = [](int s) { return s == Cfg::kStages - 1 ? 0 : s + 1; };
 #pragma unroll 1
