@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Next session, call A (carry .whl; ~8 minutes): the GPU suites sessions 14-15 did not re-run on their final trees --
-# the two-atom stage tests session 15's last call cut (M = 257), the rest of the pipelines suite (stream-K / bulk /
-# wgmma / default choices / graphs) and test_gemm_gpu.py.  The fixture models passed in session 15 (call G).  After
-# it, scripts/h200_next_b.sh (the sweeps for session 14's next steps).
+# Next session, call A (carry .whl; ~9 minutes): what session 16 could not finish -- the GPU suites its call C lost to
+# the call limit (direct / ops / prefill / dequant / JIT / reducers, and the last pipelines tests), each in its own
+# step after one parallel prewarm; the int3 / MXFP4 bench with room for upstream; the cold compile after a warm-up.
 . scripts/h200_setup.sh
 rm -f "$OUT/install.log"
 mkdir -p /tmp/a && R=/tmp/a
 pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
-step 150 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k two_atom >$R/gpu_tests_two_atom.log 2>&1
-grep -E "^FAILED|passed|failed" $R/gpu_tests_two_atom.log | tail -6; pack
-step 280 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py \
-  -k "stream_k or bulk or wgmma or default_choices or graph" >$R/gpu_tests_pipelines.log 2>&1
-grep -E "^FAILED|passed|failed" $R/gpu_tests_pipelines.log | tail -6; pack
-step 150 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py >$R/gpu_tests_gemm.log 2>&1
-grep -E "^FAILED|passed|failed" $R/gpu_tests_gemm.log | tail -4; pack
-e2e_fixtures; cp "$OUT"/e2e.* $R/ 2>/dev/null; pack   # (carry .shared_fixtures to run it)
+step 60 python3 scripts/prewarm_gemm.py --prefill-m 1024 >$R/prewarm.log 2>&1; tail -1 $R/prewarm.log
+step 150 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k "not overhead" >$R/gpu_tests_direct.log 2>&1
+grep -E "^FAILED|passed|failed" $R/gpu_tests_direct.log | tail -4; pack
+step 120 python3 -m pytest -q -m gpu tests/test_ops_gpu.py tests/test_prefill_chunks.py tests/test_dequant_weight.py \
+  tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py -k "not overhead" >$R/gpu_tests_rest.log 2>&1
+grep -E "^FAILED|passed|failed" $R/gpu_tests_rest.log | tail -4; pack
+step 60 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "stream_k or decode16_wgmma" >$R/gpu_tests_tail.log 2>&1
+grep -E "^FAILED|passed|failed" $R/gpu_tests_tail.log | tail -4; pack
+for f in w4a16-mxfp4 w3a16-int3-g128; do
+  step 120 python3 -m vllm_humming.bench --formats $f --ms 1,16,64,256 --cold none --no-eager --json $R/bench_$f.json \
+    >$R/bench_$f.log 2>&1; grep -A3 "^Summary" $R/bench_$f.log | tail -1; pack
+done

@@ -27,7 +27,8 @@ TARGET_ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120
 def _isolated_cache(tmp_path, monkeypatch):
     """Every test gets its own cache root (never ~/.cache) and neutral JIT env."""
     monkeypatch.setenv("HUMMING_CACHE_DIR", str(tmp_path / "jitcache"))
-    for v in ("HUMMING_JIT_STRICT", "HUMMING_JIT_VERBOSE", "HUMMING_JIT_LINEINFO", "HUMMING_KERNELS_DIR"):
+    for v in ("HUMMING_JIT_STRICT", "HUMMING_JIT_VERBOSE", "HUMMING_JIT_LINEINFO", "HUMMING_KERNELS_DIR",
+              "HUMMING_JIT_FAST_COMPILE"):
         monkeypatch.delenv(v, raising=False)
     yield tmp_path / "jitcache"
 
@@ -92,6 +93,23 @@ def test_options_and_include_paths():
     assert not any(o.startswith("--include-path") for o in key_opts)  # machine paths stay out of the key
     _, full_ptx = build_options(selftest_spec("sm_90a", output="ptx"))
     assert "--gpu-architecture=compute_90a" in full_ptx
+
+
+@pytest.mark.parametrize("arch", TARGET_ARCHS)
+def test_fast_compile_level_enters_the_key_and_compiles(arch, monkeypatch):
+    """HUMMING_JIT_FAST_COMPILE (experiment): NVRTC's --Ofast-compile level is an option of the key -- another binary,
+    never a cache hit on the default one -- compiles for every target, and a bad value is refused by name."""
+    spec = selftest_spec(arch)
+    plain = jit.kernel_key(spec)
+    monkeypatch.setenv("HUMMING_JIT_FAST_COMPILE", "min")
+    key_opts, _ = build_options(spec)
+    assert "--Ofast-compile=min" in key_opts and jit.kernel_key(spec) != plain
+    assert jit.compile_kernel(spec).cubin
+    monkeypatch.setenv("HUMMING_JIT_FAST_COMPILE", "0")
+    assert jit.kernel_key(spec) == plain
+    monkeypatch.setenv("HUMMING_JIT_FAST_COMPILE", "fast")
+    with pytest.raises(ValueError, match="HUMMING_JIT_FAST_COMPILE"):
+        build_options(spec)
 
 
 def test_cuda_and_cccl_headers_resolve():

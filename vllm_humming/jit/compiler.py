@@ -7,6 +7,12 @@ Environment:
   HUMMING_JIT_VERBOSE=1   print compile / cache events and times to stderr
   HUMMING_JIT_JOBS=N      default parallelism of :func:`compile_many` (default: number of CPUs)
   HUMMING_JIT_LINEINFO=1  add ``-lineinfo`` (source-line info for profilers; part of the key)
+  HUMMING_JIT_FAST_COMPILE=min|mid|max
+                          experiment: NVRTC's ``--Ofast-compile`` level (fewer device-code optimizations; part of the
+                          key).  On the CPU machine (noisy timings) ``min`` compiles the int4 M=1 decode kernel in
+                          ~0.5 instead of 1.1-1.5 s and ``mid`` the 256-row two-atom kernel in 0.8-1.0 instead of
+                          3-4.6 s -- but the machine code differs, ``min`` once took 18 s on that 256-row kernel, and
+                          the speed of the result is not measured -- so it is off by default (NOTES.md, session 16).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ __all__ = ["compile_kernel", "compile_many", "kernel_key", "build_options", "str
            "clear_memory_cache", "stats", "reset_stats", "default_jobs"]
 
 BASE_OPTIONS = ("-std=c++17", "-default-device", "-DNDEBUG", "-DHUMMING_JIT=1")
+FAST_COMPILE_LEVELS = ("min", "mid", "max")
 
 _mem: Dict[Tuple[str, str], CompiledKernel] = {}
 _mem_lock = threading.Lock()
@@ -102,6 +109,11 @@ def build_options(spec: KernelSpec) -> Tuple[List[str], List[str]]:
     base = list(BASE_OPTIONS) + [arch_flag]
     if _env_flag("HUMMING_JIT_LINEINFO"):
         base.append("-lineinfo")
+    fast = os.environ.get("HUMMING_JIT_FAST_COMPILE", "").strip()
+    if fast and fast != "0":
+        if fast not in FAST_COMPILE_LEVELS:
+            raise ValueError(f"HUMMING_JIT_FAST_COMPILE must be one of {FAST_COMPILE_LEVELS} (or unset / 0), got {fast!r}")
+        base.append(f"--Ofast-compile={fast}")
     key_opts = base + list(spec.options)
     inc = [f"--include-path={d}" for d in spec.include_dirs]
     inc.append(f"--include-path={paths.include_dir()}")
