@@ -3,9 +3,7 @@
 # the call limit (direct / ops / prefill / dequant / JIT / reducers, and the last pipelines tests), each in its own
 # step after one parallel prewarm; the int3 / MXFP4 bench with room for upstream; the cold compile after a warm-up.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/a && R=/tmp/a
-pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
+call_results a
 step 60 python3 scripts/prewarm_gemm.py --prefill-m 1024 >$R/prewarm.log 2>&1; tail -1 $R/prewarm.log
 step 150 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k "not overhead" >$R/gpu_tests_direct.log 2>&1
 grep -E "^FAILED|passed|failed" $R/gpu_tests_direct.log | tail -4; pack

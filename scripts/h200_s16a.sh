@@ -2,10 +2,7 @@
 # Session 16, call A (carry .whl): two 64-column atoms per stage for the formats session 15 did not measure --
 # int3 / MXFP4 / int8 at 48 / 64 tokens, and int3 / MXFP4 / int8 at 128 / 256 -- then the two-atom tests it cut (M=257).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/a && R=/tmp/a
-pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
-SH=6144x4096,28672x4096,4096x14336
+call_results a
 C64=bt64_wn8_tm1_wk1_ak1_s6_wgmma,bt64_wn8_tm1_wk1_ak2_s4_wgmma,bt64_wn8_tm1_wk1_ak2_s3_wgmma,bt64_wn8_tm2_wk1_ak1_s4_wgmma,bt64_wn8_tm2_wk1_ak2_s4_wgmma
 C256=bt128_wn8_tm1_wk1_ak1_s5_wgmma,bt128_wn8_tm1_wk1_ak2_s3_wgmma,bt128_wn8_tm2_wk1_ak1_s4_wgmma,bt128_wn8_tm2_wk1_ak2_s3_wgmma,bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma,bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma
 for f in "i3 w:uint3b4,s:g128:bfloat16" "mx mxfp4" "i8 w:uint8b128,s:channel:bfloat16"; do

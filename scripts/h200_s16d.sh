@@ -3,9 +3,7 @@
 # int3 / MXFP4 at M = 1 / 16 / 64 / 128 / 256 (the two-atom defaults moved 33-1023 tokens for codes of <= 4 bits;
 # no 8-bit default moved).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
+call_results d
 step 215 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --json $R/bench_int4.json >$R/bench_int4.log 2>&1
 grep -E "cold compile" $R/bench_int4.log | cut -c1-110 | head -3
 grep -A3 "^Summary" $R/bench_int4.log | tail -3; pack

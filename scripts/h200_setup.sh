@@ -21,6 +21,16 @@ e2e_fixtures() {
   HUMMING_FIXTURES=$PWD/.shared_fixtures step 70 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
     >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | cut -c1-90 | tail -8
 }
+# call_results LETTER: the per-call results folder R=/tmp/LETTER and pack(), which tars it into $OUT/LETTER_all.tgz
+# (call it after sourcing this file; older scripts set R and pack() themselves).
+call_results() {
+  rm -f "$OUT/install.log"
+  R=/tmp/$1; mkdir -p "$R"
+  eval "pack() { tar czf \"\$OUT/$1_all.tgz\" -C /tmp $1; }"
+}
+# The default bench shapes and the int4 description, for sweeps.
+SH=6144x4096,28672x4096,4096x14336
+I4=w:uint4b8,s:g128:bfloat16
 # Shared steps for the per-call scripts (they set R, the results folder, and pack(), which tars it into $OUT):
 # sweep_case NAME DESC MS SHAPES CHOICES [sweep args]: tuning.sweep into $R/sweep_NAME.{txt,json}, the ranking printed.
 sweep_case() {
