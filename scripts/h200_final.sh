@@ -3,6 +3,7 @@
 # compile report, a profile of the decode kernel.  Logs and JSON land in $OUT.
 #   carry: .whl (humming-kernels wheel, optional peer) and .shared_fixtures (copy of ../shared/fixtures)
 . scripts/h200_setup.sh
+step 90 python3 scripts/prewarm_gemm.py >"$OUT/prewarm.log" 2>&1; tail -1 "$OUT/prewarm.log"
 step 560 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_prefill_chunks.py \
   tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_ops_gpu.py tests/test_splitk_reducers_gpu.py -k "not overhead" \
   >"$OUT/gpu_tests.log" 2>&1; grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
