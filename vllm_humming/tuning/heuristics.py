@@ -573,7 +573,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             else:
                 if 64 < bucket <= 256 and bits <= 4:
                     # codes of <= 4 bits, 65-256 tokens: two atoms per stage (session 16, results/h200-2026-12-02-s16/
-                    # a_sweep_ak2_m256_*.txt; int4: session 15, g_sweep_i4_ak2_m128_256.txt), us, new vs old default,
+                    # a_sweep_ak2_m256_*.txt; int4: session 15, g_sweep_i4_ak2_m256.txt), us, new vs old default,
                     # int4 / int3 / MXFP4 (8-bit codes tie or lose and keep the choices below):
                     if n >= WIDE_N:
                         # wide: 256-row tiles, three stages of two atoms; from 129 tokens as stream-K.  28672x4096
@@ -608,14 +608,15 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # narrow layers, K <= 4096, codes of <= 4 bits, 129-256 tokens: stream-K over 256-row tiles (48
                     # tiles of 6144 rows split over 132 blocks) once a split tile's finisher sums the parked parts in
                     # its registers (session 14); 6144x4096 M=256, two runs, us, vs the bulk kernel: int4 34.8 / 34.9
-                    # vs 36.3 / 37.4, int3 36.0 / 35.8 vs 36.4 / 37.7, MXFP4 37.1 / 36.6 vs 39.3 / 40.8 (same files)
+                    # vs 36.3 / 37.4, int3 36.0 / 35.8 vs 36.4 / 37.7, MXFP4 37.1 / 36.6 vs 39.3 / 40.8 (same files).
+                    # (Since session 16 the two-atom 128-row split-K tiles above come first: this is their fallback.)
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 5, mma="wgmma", stream_k=True))
                 if bucket == 128 and n >= WIDE_N:
                     # wide layers, 65-128 tokens: the same 256-row tiles (112 blocks of 28672 rows at one per SM,
                     # against 224 blocks of 128-row tiles that read every activation stage twice as often).
                     # 28672x4096 M=128 int4, us: 56.1 vs 63.3 (session 15, results/h200-2026-12-02-s15/c_sweep_i4_m128.txt;
                     # formats and M = 72 / 96 in e_sweep_wide_*.txt); narrow layers tie or lose (4096x14336 35.8 vs
-                    # 35.9, 6144x4096 25.7 vs 24.1)
+                    # 35.9, 6144x4096 25.7 vs 24.1).  (Codes of <= 4 bits take the two-atom tile above since session 16.)
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 4, mma="wgmma"))
                 if bucket > 128 and (n >= WIDE_N or (bucket <= 256 and 0 < n and k > 4096)):
                     # wide layers, 129+ tokens: 256 weight rows per block (two m64 tiles per warpgroup, one wgmma
