@@ -2,9 +2,7 @@
 # Session 10, call D (carry .whl .shared_fixtures): every GPU suite on the final kernels (the bulk producer's new x
 # copy plan; the session-10 default choices), the fixture models end to end, and the choices each bench shape gets.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
+call_results d
 python3 -c "import torch; print(torch.__version__, torch.cuda.get_device_name())" | tee $R/device_torch.txt
 step 120 python3 -m pytest -q -m gpu tests/test_gemm_gpu.py >$R/gpu_tests_gemm.log 2>&1; grep -E "^FAILED|passed|failed" $R/gpu_tests_gemm.log | tail -4; pack
 step 330 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py tests/test_gemm_direct_gpu.py tests/test_ops_gpu.py \

@@ -3,9 +3,7 @@
 # flight per warp) x forced K splits x block shape, with and without math (HUMMING_SKIP_MATH); then the GPU tests owed
 # by session 10 (scripts/h200_next.sh's list).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/a && R=/tmp/a
-pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
+call_results a
 export HUMMING_PREFILL_M=1000000
 W="bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt8_wn8_tm1_wk1_ak256_s8_direct_wgmma,bt8_wn8_tm1_wk1_ak256_s16_direct_wgmma"
 W="$W,bt8_wn4_tm1_wk1_ak256_s8_direct_wgmma,bt8_wn4_tm1_wk1_ak256_s16_direct_wgmma"

@@ -3,9 +3,7 @@
 # through distributed shared memory) -- its GPU tests, then M=1 / M=16 sweeps of clustered choices against the
 # defaults; last, the 34 GPU tests call A's time limit cut (session 10's owed list, from test 184 on).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/b && R=/tmp/b
-pack() { tar czf "$OUT/b_all.tgz" -C /tmp b; }
+call_results b
 step 150 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k cluster >$R/tests_cluster.log 2>&1
 grep -E "^FAILED|^E  |passed|failed" $R/tests_cluster.log | head -12; pack
 export HUMMING_PREFILL_M=1000000

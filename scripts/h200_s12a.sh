@@ -11,9 +11,7 @@
 # Then, if (1) passes: `HUMMING_CLUSTER=1 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 16` vs the
 # default, and flip HUMMING_CLUSTER's default for what the sweeps show.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/n && R=/tmp/n
-pack() { tar czf "$OUT/n_all.tgz" -C /tmp n; }
+call_results n
 step 200 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py tests/test_gemm_direct_gpu.py -k "wgmma_cluster or wide_cluster or refill" \
   >$R/tests_cluster.log 2>&1
 grep -E "^FAILED|^E  |passed|failed" $R/tests_cluster.log | head -12; pack

@@ -3,9 +3,7 @@
 # against the defaults at M = 64 / 256 / 1024; the cluster-reduced split-K choices that won for int4 in call A
 # (6144x4096 M=64 c2, 4096x14336 M=256 c2, 28672x4096 M=16 c2) for the other bench formats; M=64 wide-layer tiles.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/b && R=/tmp/b
-pack() { tar czf "$OUT/b_all.tgz" -C /tmp b; }
+call_results b
 export HUMMING_PREFILL_M=1000000
 sw() {  # NAME DESC MS SHAPES CHOICES [extra sweep args]
   step 100 python3 -m vllm_humming.tuning.sweep --desc "$2" --ms "$3" --shapes "$4" --choices "$5" --top 8 --json $R/sweep_$1.json \

@@ -4,9 +4,7 @@
 # (the wide layer's M=64 / 256 grids are 112 / 224 tiles on 132 SMs), the large-M choices at M=512, and the wide
 # M=64 256-row tile for the other bench formats.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/c && R=/tmp/c
-pack() { tar czf "$OUT/c_all.tgz" -C /tmp c; }
+call_results c
 step 240 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "default_choices or cluster" >$R/tests_defaults.log 2>&1
 grep -E "^FAILED|^E  |passed|failed" $R/tests_defaults.log | head -12; pack
 export HUMMING_PREFILL_M=1000000

@@ -3,9 +3,7 @@
 # the new rules (M=256 4096x14336 three-warpgroup bulk, M=512 256-row tiles / stream-K), and M=1024: the kernel
 # (HUMMING_PREFILL_M=2048) vs expand + cuBLAS (the default there) in one bench run each.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
+call_results d
 step 200 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "large_m_default" >$R/tests_large_m.log 2>&1
 grep -E "^FAILED|^E  |passed|failed" $R/tests_large_m.log | head -12; pack
 sw() {  # NAME DESC MS SHAPES CHOICES [extra sweep args]

@@ -2,9 +2,7 @@
 # Session 12, call E (carry .whl): the bench on the final tree -- int4 at every M (cold compile, eager), int3 / int8 /
 # MXFP4 at M = 1 / 16 / 64 / 256, ours vs upstream vs cuBLAS bf16 in the same run; cold NVRTC time of the new defaults.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/e && R=/tmp/e
-pack() { tar czf "$OUT/e_all.tgz" -C /tmp e; }
+call_results e
 step 230 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --json $R/bench_int4.json >$R/bench_int4.log 2>&1
 grep -E "cold compile" $R/bench_int4.log | cut -c1-110 | head -3
 grep -A3 "^Summary" $R/bench_int4.log | tail -2; pack

@@ -3,9 +3,7 @@
 # split-K twin in both orders (call E timed it at 2.75 s, last in its list); the layer / ops GPU suites and the
 # fixture models end to end on the final defaults.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/f && R=/tmp/f
-pack() { tar czf "$OUT/f_all.tgz" -C /tmp f; }
+call_results f
 step 60 python3 - >$R/compile_defaults.txt 2>&1 <<'PY'
 import os, tempfile, time, torch
 from vllm_humming.desc import WeightDesc

@@ -2,9 +2,7 @@
 # Session 12, call G (carry .whl): the 8-bit rule from 257 tokens (the bulk kernel on every layer) -- its GPU tests,
 # and a sweep at M = 384 / 768 against the 256-row cp.async tiles it replaces.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/g && R=/tmp/g
-pack() { tar czf "$OUT/g_all.tgz" -C /tmp g; }
+call_results g
 step 120 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "large_m_default and uint8" >$R/tests_int8.log 2>&1
 grep -E "^FAILED|^E  |passed|failed" $R/tests_int8.log | head -8; pack
 HUMMING_PREFILL_M=1000000 step 120 python3 -m vllm_humming.tuning.sweep --desc w:uint8b128,s:channel:bfloat16 --ms 384,768 \

@@ -5,9 +5,7 @@
 # tile) and upstream's M=64 kernel for its launch shape.  Then scripts/h200_next_b.sh: the GPU suites session 12 did
 # not re-run.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/a && R=/tmp/a
-pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
+call_results a
 export HUMMING_PREFILL_M=1000000
 I4=w:uint4b8,s:g128:bfloat16
 ncu_case m64_w4096 $I4 4096 14336 64 bt64_wn8_tm1_wk1_ak1_s6_wgmma

@@ -5,9 +5,7 @@
 # SPLITK_INFLIGHT16 / 32 (2 / 4 splits' loads in flight), SPLITK_ATOMIC (fp32 vector reductions into one zeroed
 # region, not deterministic), SPLITK_SKIP (no reduction: the bound).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/b && R=/tmp/b
-pack() { tar czf "$OUT/b_all.tgz" -C /tmp b; }
+call_results b
 I4=w:uint4b8,s:g128:bfloat16
 CH=bt64_wn8_tm1_wk1_ak1_s6_wgmma,bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma
 for D in none HUMMING_DEBUG_SPLITK_INFLIGHT16 HUMMING_DEBUG_SPLITK_INFLIGHT32 HUMMING_DEBUG_SPLITK_ATOMIC HUMMING_DEBUG_SPLITK_SKIP; do

@@ -3,9 +3,7 @@
 # instead of 27.6 us): the partial stores alone (SPLITK_STOREONLY), stores + fence + ticket without the last block's
 # reads (SPLITK_NOREAD); and why cluster-reduced grids of 4 / 8 lose (max resident clusters).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/c && R=/tmp/c
-pack() { tar czf "$OUT/c_all.tgz" -C /tmp c; }
+call_results c
 I4=w:uint4b8,s:g128:bfloat16
 CH=bt64_wn8_tm1_wk1_ak1_s6_wgmma,bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma
 step 90 python3 scripts/probe_clusters.py $I4 4096x14336 64 bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma,bt64_wn8_tm1_wk1_ak1_s6_c4_wgmma,bt64_wn8_tm1_wk1_ak1_s6_c8_wgmma,bt64_wn8_tm1_wk1_ak1_s4_c8_wgmma 2>&1 | tee $R/probe_clusters.txt | tail -5

@@ -3,9 +3,7 @@
 # (bit-identical to one reducer), then the M = 16 / 32 / 64 / 128 defaults and the ticket-path alternatives to the
 # cluster defaults with the reducers (default) and without (HUMMING_SPLITK_REDUCERS=1, the same-run control).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
+call_results d
 step 200 python3 -m pytest -q -m gpu tests/test_splitk_reducers_gpu.py -x >$R/tests_reducers.log 2>&1
 grep -E "^FAILED|passed|failed|Error" $R/tests_reducers.log | tail -5; pack
 I4=w:uint4b8,s:g128:bfloat16

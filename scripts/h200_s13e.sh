@@ -4,9 +4,7 @@
 # 256-row direct tiles; 33-64 narrow: ticketed splits again); then M = 128 / 256 with the reducers: bulk vs the
 # cp.async wgmma tiles.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/e && R=/tmp/e
-pack() { tar czf "$OUT/e_all.tgz" -C /tmp e; }
+call_results e
 step 150 python3 -m pytest -q -m gpu tests/test_splitk_reducers_gpu.py >$R/tests_reducers.log 2>&1
 grep -E "^FAILED|passed|failed|Error" $R/tests_reducers.log | tail -5; pack
 for F in w:uint4b8,s:g128:bfloat16 w:uint3b4,s:g128:bfloat16 w:uint8b128,s:channel:bfloat16 w:float4_e2m1,s:g32:float8_e8m0fnu; do

@@ -3,9 +3,7 @@
 # 65-128 narrow -> cp.async ticketed splits, 129-256 narrow K > 4096 -> 256-row tiles for int3 / int4 / float; the
 # direct suite; test_gemm_gpu), then the int4 bench at every M.  scripts/h200_s13g.sh benches the other formats.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/f && R=/tmp/f
-pack() { tar czf "$OUT/f_all.tgz" -C /tmp f; }
+call_results f
 step 200 python3 -m pytest -q -m gpu tests/test_splitk_reducers_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_gemm_gpu.py \
   tests/test_gemm_direct_gpu.py -k "reducers or large_m_default or narrow_default or decode16_wgmma_default or test_gemm_gpu or direct" \
   >$R/gpu_tests.log 2>&1

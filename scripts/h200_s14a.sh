@@ -4,9 +4,7 @@
 # (2) where the wgmma kernels' time goes at M = 64 / 256: the defaults with the dequant removed (WG_SKIP_DEQUANT), the
 # MMAs removed (WG_SKIP_MMA) or all math removed (SKIP_MATH: the copy pipeline, barriers and epilogue alone).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/a && R=/tmp/a
-pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
+call_results a
 export HUMMING_PREFILL_M=1000000
 I4=w:uint4b8,s:g128:bfloat16
 CH=bt128_wn8_tm2_wk1_ak1_s4_wgmma,bt128_wn8_tm2_wk1_ak1_s4_sk_wgmma

@@ -4,9 +4,7 @@
 # in flight (one stage's MMAs stay pending) -- so: 4 / 5 / 6 stages at M = 256 / 512 / 1024 (split-K and stream-K),
 # the M=64 tiles at 4 / 6 / 8, and the other formats at M=256.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/b && R=/tmp/b
-pack() { tar czf "$OUT/b_all.tgz" -C /tmp b; }
+call_results b
 export HUMMING_PREFILL_M=1000000
 I4=w:uint4b8,s:g128:bfloat16
 S3=28672x4096,4096x14336,6144x4096

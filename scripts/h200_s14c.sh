@@ -3,9 +3,7 @@
 # finds the others parked reads only their parts into its registers).  Its GPU tests first, then stream-K vs split-K
 # 256-row tiles at M = 256 / 512 / 1024 (int4) and M=256 for the other formats.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/c && R=/tmp/c
-pack() { tar czf "$OUT/c_all.tgz" -C /tmp c; }
+call_results c
 step 200 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "stream_k or (large_m_default and (256 or 700))" \
   >$R/gpu_tests_sk.log 2>&1
 grep -E "^FAILED|passed|failed" $R/gpu_tests_sk.log | tail -8; pack

@@ -3,9 +3,7 @@
 # (streamk_join_partial, stream_k.cuh; the cp.async kernels' SASS is unchanged from call C).  Its GPU tests, then
 # M = 256 / 512 on the three shapes for the four formats: 256-row split-K / stream-K (s4, s5) vs the bulk kernels.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
+call_results d
 step 200 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py \
   -k "any_finisher or bulk_grid_sizes or bulk_wgmma_grid_sizes or bulk_wgmma_formats or bulk_cuda_graph or bulk_formats" \
   >$R/gpu_tests_bulk.log 2>&1

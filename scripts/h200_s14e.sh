@@ -3,9 +3,7 @@
 # tokens) and of the stream-K join, then the bench: int4 at every M (eager, cold compile), the other three formats at
 # M = 64 / 256 (the decode kernels at M <= 64 are unchanged from session 13: same SASS).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/e && R=/tmp/e
-pack() { tar czf "$OUT/e_all.tgz" -C /tmp e; }
+call_results e
 step 150 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py tests/test_gemm_gpu.py \
   -k "(large_m_default and (129 or 256 or 257 or 700)) or (narrow_default and 257) or any_finisher or stream_k_wgmma or formats_small" \
   >$R/gpu_tests.log 2>&1

@@ -5,13 +5,10 @@
 # defaults and their neighbours; then int3 / MXFP4 / int8 at M = 1 with and without it (their wide / long layers run
 # the cp.async kernel today).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/a && R=/tmp/a
-pack() { tar czf "$OUT/a_all.tgz" -C /tmp a; }
+call_results a
 M1=bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt8_wn4_tm2_wk2_ak256_s4_direct,bt8_wn4_tm2_wk2_ak256_s3_direct,bt8_wn4_tm2_wk1_ak256_s4_direct_wgmma
 M16=bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma,bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma
 I4=w:uint4b8,s:g128:bfloat16
-SH=6144x4096,28672x4096,4096x14336
 run_pf() {  # NAME DEFINES DESC MS CHOICES
   echo "## $1: HUMMING_DEBUG_DEFINES=$2"
   HUMMING_DEBUG_DEFINES="$2" SWEEP_TIMEOUT=100 sweep_case "$1" "$3" "$4" "$SH" "$5"

@@ -3,11 +3,8 @@
 # block reading the same activation stage from L2 at once?  HUMMING_DEBUG_K_ROTATE=R starts neighbouring weight-row
 # tiles' K loops at R different points (the defaults, int4 g128), with and without the math (HUMMING_SKIP_MATH).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/b && R=/tmp/b
-pack() { tar czf "$OUT/b_all.tgz" -C /tmp b; }
+call_results b
 I4=w:uint4b8,s:g128:bfloat16
-SH=6144x4096,28672x4096,4096x14336
 C=bt64_wn8_tm1_wk1_ak1_s6_wgmma,bt64_wn8_tm2_wk1_ak1_s4_wgmma,bt128_wn8_tm1_wk1_ak1_s5_wgmma,bt128_wn8_tm2_wk1_ak1_s4_wgmma
 for rot in 0 2 4 8; do
   for nm in "" ",HUMMING_SKIP_MATH"; do

@@ -3,10 +3,7 @@
 # wgmma ring keeps kStages - 2 stages in flight: the wide-layer M=64 default (256-row tiles, s4: two stages, 32 KB per
 # SM at one block per SM) streamed at 1 MB per block in 37 us with no math at all (call B) -- latency-bound?
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/c && R=/tmp/c
-pack() { tar czf "$OUT/c_all.tgz" -C /tmp c; }
-SH=6144x4096,28672x4096,4096x14336
+call_results c
 C64=bt64_wn8_tm2_wk1_ak1_s4_wgmma,bt64_wn8_tm2_wk1_ak1_s6_wgmma,bt64_wn8_tm2_wk1_ak1_s8_wgmma,bt64_wn8_tm2_wk1_ak1_s10_wgmma,bt64_wn8_tm2_wk1_ak1_s12_wgmma,bt64_wn8_tm1_wk1_ak1_s6_wgmma,bt64_wn8_tm1_wk1_ak1_s8_wgmma,bt64_wn8_tm1_wk1_ak1_s10_wgmma
 C128=bt128_wn8_tm1_wk1_ak1_s5_wgmma,bt128_wn8_tm1_wk1_ak1_s7_wgmma,bt128_wn8_tm1_wk1_ak1_s9_wgmma,bt128_wn8_tm2_wk1_ak1_s4_wgmma,bt128_wn8_tm2_wk1_ak1_s6_wgmma,bt128_wn8_tm2_wk1_ak1_s8_wgmma
 SWEEP_TIMEOUT=150 sweep_case i4_m64 w:uint4b8,s:g128:bfloat16 64 "$SH" "$C64"

@@ -3,10 +3,7 @@
 # buffers, the ring refilled a stage later) for the cp.async kernel's atom-wide wgmma tiles at 33-64 tokens -- call C
 # showed the M=64 kernels math-bound (a deeper copy ring changed nothing with the math on).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
-SH=6144x4096,28672x4096,4096x14336
+call_results d
 C64=bt64_wn8_tm2_wk1_ak1_s4_wgmma,bt64_wn8_tm2_wk1_ak1_s6_wgmma,bt64_wn8_tm2_wk1_ak1_s8_wgmma,bt64_wn8_tm1_wk1_ak1_s6_wgmma,bt64_wn8_tm1_wk1_ak1_s8_wgmma
 for dep in 1 2; do
   for f in "i4 w:uint4b8,s:g128:bfloat16" "i3 w:uint3b4,s:g128:bfloat16" "mx mxfp4"; do

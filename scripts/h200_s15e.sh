@@ -4,9 +4,7 @@
 # tests of the new default (test_large_m_default_choices at 65 / 100 / 128, every format of FORMATS, odd N, K tail),
 # test_gemm_gpu.py (every format x M in {1, 17, 64, 257, 1024, 4096}), and the bench at M = 128 (all four formats).
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/e && R=/tmp/e
-pack() { tar czf "$OUT/e_all.tgz" -C /tmp e; }
+call_results e
 C=bt128_wn8_tm1_wk1_ak1_s5_wgmma,bt128_wn8_tm2_wk1_ak1_s4_wgmma,bt128_wn8_tm2_wk1_ak1_s5_wgmma
 for f in "i4 w:uint4b8,s:g128:bfloat16" "i3 w:uint3b4,s:g128:bfloat16" "mx mxfp4" "i8 w:uint8b128,s:channel:bfloat16"; do
   set -- $f

@@ -4,9 +4,7 @@
 # 129-256 / 257+ tokens, narrow layers at 100 / 257); a same-run timing of the bulk defaults; then the bench at
 # M = 128 (int4, int8) for the new wide-layer default.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/f && R=/tmp/f
-pack() { tar czf "$OUT/f_all.tgz" -C /tmp f; }
+call_results f
 step 230 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py \
   -k "any_finisher or bulk_grid_sizes or bulk_wgmma_grid_sizes or bulk_wgmma_formats or bulk_cuda_graph or bulk_formats or (large_m_default and uint8 and (129 or 256 or 257)) or (narrow_default and (100 or 257))" \
   >$R/gpu_tests_bulk.log 2>&1

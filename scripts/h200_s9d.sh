@@ -3,9 +3,7 @@
 # direct kernel's own tests), then sweeps of the new direct choices for the formats whose defaults did not move
 # (int3 / MXFP4 at M <= 8, int3 / int8 at M = 9-16) -- leads for the next session, no heuristic change.
 . scripts/h200_setup.sh
-rm -f "$OUT/install.log"
-mkdir -p /tmp/d && R=/tmp/d
-pack() { tar czf "$OUT/d_all.tgz" -C /tmp d; }
+call_results d
 step 90 python3 -m pytest -q -m gpu tests/test_ops_gpu.py tests/test_prefill_chunks.py tests/test_dequant_weight.py \
   tests/test_jit_gpu.py -k "not overhead" >$R/gpu_tests_other.log 2>&1; grep -E "^FAILED|passed|failed" $R/gpu_tests_other.log | tail -3; pack
 step 240 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py >$R/gpu_tests_direct.log 2>&1

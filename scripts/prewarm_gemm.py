@@ -5,7 +5,9 @@ kernels one test at a time).  Every kernel the layers of FORMATS x SHAPES may la
     python3 scripts/prewarm_gemm.py [--prefill-m 1073741824] [CHOICE ...]
 """
 import argparse
+import importlib.util
 import time
+from pathlib import Path
 
 import torch
 
@@ -14,10 +16,12 @@ from vllm_humming.ops.gemm import _spec, format_params, layer_kernel_specs
 from vllm_humming.desc import WeightDesc
 from vllm_humming.tuning.heuristics import KernelChoice
 
-FORMATS = ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint3b4,s:g128:bfloat16",
-           "w:uint8b128,s:channel:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu",
-           "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", "w:uint4,s:g32:float16,zp:float",
-           "w:uint2b2,s:g256:bfloat16"]
+# the pipelines suite's format list (one source of truth: the suite the cache is filled for)
+_suite = importlib.util.spec_from_file_location(
+    "pipelines_suite", Path(__file__).resolve().parents[1] / "tests" / "test_gemm_pipelines_gpu.py")
+_mod = importlib.util.module_from_spec(_suite)
+_suite.loader.exec_module(_mod)
+FORMATS = _mod.FORMATS
 SHAPES = [(16400, 4096), (16390, 1088), (4100, 8192), (4000, 14336), (6000, 4096), (4000, 1088), (6144, 4096),
           (9000, 4032), (12290, 1088), (6150, 192), (1000, 2112)]
 
