@@ -2,7 +2,9 @@
 kernels one test at a time).  Every kernel the layers of FORMATS x SHAPES may launch below the prefill threshold
 (bf16 and fp16 outputs), plus the explicit choices given on the command line for every format.
 
-    python3 scripts/prewarm_gemm.py [--prefill-m 1073741824] [CHOICE ...]
+    python3 scripts/prewarm_gemm.py [--prefill-m 1073741824] [--only] [CHOICE ...]
+
+--only: just the named choices (every format, bf16 / fp16 as the suite runs them), not the layers' defaults.
 """
 import argparse
 import importlib.util
@@ -27,6 +29,7 @@ SHAPES = [(16400, 4096), (16390, 1088), (4100, 8192), (4000, 14336), (6000, 4096
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--prefill-m", type=int, default=1 << 30)
+ap.add_argument("--only", action="store_true", help="only the named choices")
 ap.add_argument("choices", nargs="*")
 a = ap.parse_args()
 arch = "sm_%d%d" % torch.cuda.get_device_capability()
@@ -34,7 +37,7 @@ arch += "a" if arch == "sm_90" else ""
 specs = []
 for d in FORMATS:
     dt = torch.float16 if "float16" in d else torch.bfloat16
-    for n, k in SHAPES:
+    for n, k in ([] if a.only else SHAPES):
         specs += layer_kernel_specs(d, n, k, arch, dt, prefill_m=a.prefill_m)
     specs += [_spec(format_params(WeightDesc.parse(d)), KernelChoice.parse(c), dt, arch, d) for c in a.choices]
 t = time.time()

@@ -354,8 +354,9 @@ def test_session10_rules():
     bulk = "bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma"
     for bucket in (65, 128):   # session 13: the cp.async wgmma kernel with shared split-K sums again
         for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
+            # two atoms: s16; the x tile through TMA in four stages: s17
             assert pick(bucket, bits, 6144, 4096, flt=flt, group=group) == \
-                f"bt128_wn8_tm1_wk1_ak{1 if bits == 8 else 2}_s{5 if bits == 8 else 3}_wgmma"   # two atoms: s16
+                ("bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
     for bucket in (129, 256):
         for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
             # session 14: codes of <= 4 bits take 256-row stream-K tiles here instead (test_session12_large_m_rules)
@@ -367,9 +368,9 @@ def test_session10_rules():
         assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
     assert pick(257, 4, 6144, 4096) == pick(1023, 4, 6144, 4096) != bulk      # 257+ tokens: 256-row cp.async tiles
-    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_wgmma"  # 64 tokens keep the cp.async kernel
-    assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_wgmma"  # two atoms per stage: int3 since session 16
-    assert pick(64, 8, 6144, 4096, group=0) == "bt64_wn8_tm1_wk1_ak1_s6_wgmma"   # int8 keeps one
+    assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # 64 tokens keep the cp.async kernel
+    assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # two atoms: int3 since s16 (TMA x: s17)
+    assert pick(64, 8, 6144, 4096, group=0) == "bt64_wn8_tm1_wk1_ak1_s6_tma_wgmma"   # int8 keeps one
 
 
 @pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
@@ -470,7 +471,7 @@ def test_cluster_rules():
         for m in (33, 64):
             ak = 2 if bits <= 4 else 1   # two atoms per stage: int4 since session 15, int3 / MXFP4 since 16
             assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() == \
-                f"bt64_wn8_tm1_wk1_ak{ak}_s{4 if ak == 2 else 6}_wgmma"
+                f"bt64_wn8_tm1_wk1_ak{ak}_s{4 if ak == 2 else 6}_tma_wgmma"   # TMA x: s17
             assert pick(m, n=6144, bits=bits, group=group, flt=flt).short() != c64
     os.environ["HUMMING_CLUSTER"] = "0"
     try:
@@ -499,14 +500,15 @@ def test_session12_large_m_rules():
         for m in (33, 64):
             c = pick(m, 28672, 4096, bits, group, flt)
             ak = 2 if bits <= 4 else 1   # two atoms per stage: int4 since session 15, int3 / MXFP4 since 16
-            assert c.short() == f"bt64_wn8_tm2_wk1_ak{ak}_s4_wgmma" and c in allc
+            assert c.short() == f"bt64_wn8_tm2_wk1_ak{ak}_s4_tma_wgmma" and c in allc
             assert pick(m, 4096, 14336, bits, group, flt).tiles_m == 1
         for m in (129, 256):
             c = pick(m, 4096, 14336, bits, group, flt)
             # session 13: 256-row cp.async tiles, but 8-bit integer codes keep the three-warpgroup bulk kernel
             # (session 16: codes of <= 4 bits in stages of two atoms: split-K on narrow layers, stream-K on wide)
+            # (session 17: codes of <= 4 bits on narrow layers in 128-row TMA tiles of four two-atom stages)
             assert c.short() == ("bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
-                                 else "bt128_wn8_tm2_wk1_ak2_s3_wgmma")
+                                 else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
             assert c in allc
             # session 14: narrow K <= 4096 layers stream-K over 256-row tiles for codes of <= 4 bits (session 16:
             # 128-row split-K tiles of two-atom stages); wide layers with 8-bit integer codes the three-warpgroup bulk
@@ -514,11 +516,12 @@ def test_session12_large_m_rules():
             narrow = pick(m, 6144, 4096, bits, group, flt)
             assert narrow in allc
             assert narrow.short() == ("bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma" if bits == 8
-                                      else "bt128_wn8_tm1_wk1_ak2_s3_wgmma")
+                                      else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
             assert pick(m, 28672, 4096, bits, group, flt).short() == (
-                "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
+                "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
+                else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
         assert pick(128, 4096, 14336, bits, group, flt).short() == (
-            "bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm2_wk1_ak2_s3_wgmma")
+            "bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
         for m in (257, 512, 1023):
             for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
@@ -527,7 +530,8 @@ def test_session12_large_m_rules():
                     assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
                 else:              # five stages since session 14, three of two atoms since session 16
-                    assert c.short() == "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma"
+                    # TMA x tiles on narrow layers since session 17
+                    assert c.short() == "bt128_wn8_tm2_wk1_ak2_s3_sk" + ("_tma" if n < 16384 else "") + "_wgmma"
         for m in (64, 256, 512):
             assert not pick(m, 28672, 4096, bits, group, flt, arch="sm_90").wgmma
 

@@ -901,7 +901,8 @@ class Launcher:
         """A launch with everything fixed but the POINTER arguments at positions ``varying``: grid, block, dynamic
         smem and every other value are written once, into cells of their own (the returned launch shares no state
         with this Launcher or with other bound launches).  The returned ``launch(*ptrs)`` takes one int address per
-        varying position, in order, and launches on torch's current stream.  On the ctypes path a call writes the
+        varying position, in order, and launches on torch's current stream.  ``launch.arg_cells``: the argument cells, for
+        by-value arguments a caller rewrites in place between launches (a TMA map: jit/tma.py XMapSlot).  On the ctypes path a call writes the
         addresses and the stream into prebuilt buffers and makes one ``cuLaunchKernelEx`` call with four
         pre-converted arguments -- the cheapest launch Python can make (the eager hot path of a GEMM layer)."""
         if len(values) != self._n:
@@ -929,6 +930,7 @@ class Launcher:
                 for c, p in zip(cells, ptrs):
                     c.value = p
                 prepared(dims[0], dims[1], smem, None)
+            launch.arg_cells = tuple(own._cells)
             return launch
         if smem > fn._max_smem:
             fn.set_max_smem(smem)
@@ -951,6 +953,7 @@ class Launcher:
         exec(compile("\n".join(lines), f"<humming bound launch {fn.name}>", "exec"), env)  # noqa: S102
         launch = env["launch"]
         launch._keepalive = own      # the argument cells live in the private Launcher
+        launch.arg_cells = tuple(own._cells)
         return launch
 
     def __setitem__(self, i: int, v) -> None:

@@ -55,6 +55,10 @@ class KernelChoice:
     # (gemm_wna16.cuh, cluster_splitk_epilogue): no workspace traffic, no global round trips at the end of the GEMM.
     # Short name: "_c<S>" after the stages.
     cluster: int = 0
+    # cp_async wgmma only: the activation tile of each stage arrives through the TMA unit (a tensor map of x, one
+    # box copy per atom issued by one thread, tracked by a per-slot mbarrier: kernels/include/humming/tma.cuh)
+    # instead of 16-byte cp.async pieces issued by every math thread.  Short name: "_tma" before the pipeline.
+    tma_x: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -80,6 +84,9 @@ class KernelChoice:
             raise ValueError("KernelChoice.cluster (the K splits of a tile as one thread block cluster) is 2, 4 or 8 "
                              "and applies to split-K grids of the direct pipeline and of the cp.async wgmma kernel, "
                              f"got {self.short()}")
+        if self.tma_x and (self.pipeline != "cp_async" or not self.wgmma or self.cluster):
+            raise ValueError("KernelChoice.tma_x (the activation tile through a TMA tensor map) applies to the cp.async "
+                             f"wgmma kernel without clusters, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -186,7 +193,8 @@ class KernelChoice:
             if self.bulk:   # + the full / empty mbarriers and the last-arrival flag (BulkSmem)
                 return stage * self.stages + 2 * self.stages * 8 + 16 + 1024
             epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
-            return max(stage * self.stages, epilogue_tile) + 1024
+            # (tma_x: one mbarrier per ring slot after the ring)
+            return max(stage * self.stages, epilogue_tile) + (8 * self.stages if self.tma_x else 0) + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
         x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2
@@ -216,7 +224,8 @@ class KernelChoice:
     @classmethod
     def parse(cls, short: str) -> "KernelChoice":
         """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk");
-        a trailing ``_wgmma`` selects the wgmma instruction, ``_sk`` after the stages the stream-K schedule."""
+        a trailing ``_wgmma`` selects the wgmma instruction, ``_sk`` after the stages the stream-K schedule, ``_tma`` the
+        activation tile through a tensor map."""
         parts = short.strip().split("_")
         mma = "sync"
         if parts and parts[-1] == "wgmma":
@@ -224,6 +233,9 @@ class KernelChoice:
             parts = parts[:-1]
         pipeline = parts[-1] if parts and parts[-1] in PIPELINES else "cp_async"
         if pipeline != "cp_async":
+            parts = parts[:-1]
+        tma_x = bool(parts) and parts[-1] == "tma"
+        if tma_x:
             parts = parts[:-1]
         cluster = 0
         if parts and parts[-1].startswith("c") and parts[-1][1:].isdigit():
@@ -240,13 +252,14 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k, cluster)
+                       stream_k, cluster, tma_x)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
-        return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
+        return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "")
+                + ("_tma" if self.tma_x else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
 
 
@@ -544,6 +557,19 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             # shared memory.  Session-4 sweeps (results/h200-2026-11-29d/r5_*): M=64 23.8 / 52.3 / 38.7 us on the
             # three default shapes vs 26.7 / 84.4 / 42.7 with mma.sync; M=256 129 us on 28672x4096 vs 215 us for the
             # mma.sync kernel and 168 us for expand + cuBLAS (r1_bench_int4_m256_m1024_expand_cublas.log).
+            # Codes of <= 4 bits from 33 tokens: the activation tile through the TMA unit (tma_x: one box copy per
+            # atom issued by one thread instead of 16-byte cp.async pieces from every math thread), each rule's tile
+            # first with it, then without (session 17).  Same run, int4, us, 6144x4096 / 28672x4096 / 4096x14336,
+            # the old default vs the new one (results/h200-2026-12-02-s17/b_sweep_tma_*.txt): M=64 15.4 / 38.9 /
+            # 22.4 vs 14.9 / 36.8 / 21.8; M=128 22.0 / 56.1 / 35.7 vs 20.9 / 53.7 / 30.9; M=256 31.1 / 107.8 /
+            # 56.9 vs 28.5 / 106.7 / 52.1.  (With the copies merely skipped, session 17's call A: M=256 32.4 / 108.8
+            # / 58.2 -> 27.5 / 96.8 / 53.6 -- the instructions, not the bytes, were the cost.)  Call C, int3 / MXFP4:
+            # M=64 14.9 / 37.8 / 21.6 vs 15.5 / 37.5 / 22.4 and 16.0 / 43.2 / 24.3 vs 16.7 / 43.6 / 25.1; M=256
+            # 28.0 / - / 53.6 vs 31.6 / - / 56.3 and 30.7 / - / 56.8 vs 34.4 / - / 61.8.  The wide layer's stream-K
+            # grids (129+ tokens) gain nothing from it (M=256 int4 106.7 vs 107.8, int3 108.9 vs 107.2, MXFP4 114.7 vs
+            # 114.5; M=512 int4 217.1 vs 214.9) and keep the cp.async copies.  8-bit codes take it at 33-64 tokens
+            # (int8: 16.1 / 45.8 / 25.7 vs 16.8 / 48.7 / 26.4, c_sweep_m64_i8.txt).
+            tma = bits <= 4 or bucket <= 64
             if bucket <= 64:
                 # codes of <= 4 bits: two atoms per stage (session 15 for int4, session 16 for int3 / MXFP4, below)
                 two_atoms = bits <= 4
@@ -558,17 +584,25 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                         # 38.4 / 38.4 vs 42.0 / 40.1 (session 15, results/h200-2026-12-02-s15/g_sweep_i4_ak2_m64.txt);
                         # int3 37.3 / 36.1 vs 41.4 / 41.6, MXFP4 43.1 / 42.6 vs 48.7 / 47.7 (session 16,
                         # results/h200-2026-12-02-s16/a_sweep_ak2_m64_*.txt); int8 ties (49.4 vs 49.2), keeps one atom
+                        if tma:
+                            cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma", tma_x=True))
                         cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"))
+                    if tma:
+                        cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma", tma_x=True))
                     cands.append(KernelChoice(64, 8, 2, 1, 1, 4, mma="wgmma"))
                 if two_atoms:
                     # narrow layers, 6144x4096 / 4096x14336 M=64, us: int4 15.1 / 22.5 vs 15.4 / 24.2, int3 15.5 / 22.7 vs
                     # 15.6 / 24.7, MXFP4 16.8 / 24.8 vs 16.7 / 26.6 (same files; M=48 likewise); int8 loses (18.2 /
                     # 27.5 vs 16.9 / 26.1)
+                    if tma:
+                        cands.append(KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True))
                     cands.append(KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma"))
                 # (narrow layers with K <= 4096 ran two 2-block cluster splits in session 12: 6144x4096 M=64 int4
                 # 16.0 vs 17.0 us; since the ticketed splits' sums are shared by several blocks (session 13) the five
                 # ticketed splits below win: int4 15.2 vs 15.7, int3 15.6 vs 16.3, int8 17.0 vs 17.2, MXFP4 16.4 vs
                 # 17.6 -- results/h200-2026-12-01-s13/d_sweep_r4_m64.txt, d_sweep_fmt_*.txt)
+                if tma:
+                    cands.append(KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", tma_x=True))
                 cands += [KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma"), KernelChoice(64, 8, 1, 1, 1, 4, mma="wgmma")]
             else:
                 if 64 < bucket <= 256 and bits <= 4:
@@ -578,13 +612,21 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     if n >= WIDE_N:
                         # wide: 256-row tiles, three stages of two atoms; from 129 tokens as stream-K.  28672x4096
                         # M=128 55.7 / 52.9 / 59.7 vs 56.7 / 58.0 / 60.5; M=256 109.7 / 105.6 / 115.1 vs 112.9 /
-                        # 117.3 / 120.3
+                        # 117.3 / 120.3.  (Session 17, with TMA x tiles at M=256: split-K 105.3, stream-K 106.7 --
+                        # stream-K kept for the wave cliffs of split-K grids between the measured M.)
+                        if bucket <= 128:   # split-K (M=128: 53.7 vs 56.1 with TMA, b_sweep_tma_m128_256.txt)
+                            cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", tma_x=True))
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=bucket > 128))
-                    elif 0 < n and 0 < k <= 4096:
+                    elif 0 < n:
+                        # narrow, TMA x tiles (session 17): 128-row split-K tiles of four two-atom stages, whatever
+                        # K -- 4096x14336 M=128 / 256 30.9 / 52.1 against 34.4 / 55.2 for the 256-row TMA tile and
+                        # 35.7 / 56.9 for the old default; 6144x4096 20.9 / 28.5 vs 21.0 / 29.3 with three stages
+                        cands.append(KernelChoice(128, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True))
+                    if 0 < n < WIDE_N and 0 < k <= 4096:
                         # narrow, K <= 4096: 128-row split-K tiles.  6144x4096 M=128 23.0 / 23.3 / 24.1 vs 24.4 /
                         # 24.1 / 24.1; M=256 32.8 / 33.3 / 35.0 vs 35.1 / 36.3 / 37.6 (stream-K)
                         cands.append(KernelChoice(128, 8, 1, 1, 2, 3, mma="wgmma"))
-                    elif 0 < n and k > 4096:
+                    elif 0 < n < WIDE_N and k > 4096:
                         # narrow, K > 4096: 256-row split-K tiles.  4096x14336 M=128 35.8 / 35.2 / 37.4 vs 36.5 /
                         # 36.4 / 38.0; M=256 57.7 / 56.2 / 61.2 vs 60.1 / 60.2 / 62.8
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"))
@@ -602,6 +644,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # 108.8 / 117.0 / 118.4, 6144x4096 53.6 / 52.5 / 56.5 vs 52.6 / 55.2 / 56.9
                     # (results/h200-2026-12-02-s16/b_sweep_ak2_m512_*.txt)
                     if bits <= 4:
+                        if 0 < n < WIDE_N:   # TMA x tiles on narrow layers: M=512 52.4 / 104.2 vs 53.8 / 105.0 (s17)
+                            cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True))
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 5 if bits <= 4 else 4, mma="wgmma", stream_k=True))
                 if 128 < bucket <= 256 and 0 < n < WIDE_N and 0 < k <= 4096 and bits <= 4:

@@ -23,6 +23,7 @@
 
 #include "humming/cluster.cuh"
 #include "humming/stream_k.cuh"
+#include "humming/tma.cuh"
 #include "humming/wna16_math.cuh"
 
 namespace humming {
@@ -45,8 +46,9 @@ template <class Cfg> struct EpilogueTile {
 // Shared-memory plan of the cp.async ring (must equal KernelChoice.smem_bytes in vllm_humming/tuning/heuristics.py).
 // A stage is [W atoms][x tile][group scales][zero terms].  Under wgmma the x tile comes first and every stage starts
 // on a 1024-byte boundary (the 128-byte swizzle the tensor cores apply is anchored to absolute address bits), and the
-// kernel aligns the dynamic shared-memory base itself, hence the 1 KB of slack.
-template <class Cfg> struct CpAsyncSmem {
+// kernel aligns the dynamic shared-memory base itself, hence the 1 KB of slack.  With the x tile through the TMA
+// unit (kTmaX) one mbarrier per ring slot follows the ring (never aliased: the epilogue reuses only the ring).
+template <class Cfg, bool kTmaX = false> struct CpAsyncSmem {
   static constexpr int kX = Cfg::kBT * Cfg::kBK * 2;   // x: swizzled rows (mma.sync), one sub-tile per atom (wgmma)
   static constexpr int kOffX = Cfg::kWgmma ? 0 : Cfg::kSmemW;
   static constexpr int kOffW = Cfg::kWgmma ? kX : 0;
@@ -57,7 +59,9 @@ template <class Cfg> struct CpAsyncSmem {
   static constexpr int kStage = (kUsed + kAlign - 1) / kAlign * kAlign;
   static constexpr int kRingOnly = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
   static constexpr int kRing = kRingOnly > EpilogueTile<Cfg>::kBytes ? kRingOnly : EpilogueTile<Cfg>::kBytes;
-  static constexpr int kBytes = kRing + (Cfg::kWgmma ? 1024 : 0);
+  static constexpr int kOffBars = kRing;
+  static constexpr int kBytes = kRing + (kTmaX ? 8 * Cfg::kStages : 0) + (Cfg::kWgmma ? 1024 : 0);
+  static_assert(!kTmaX || Cfg::kWgmma, "the TMA x tile is a wgmma-kernel layout");
   static_assert(kX % 16 == 0, "16-byte aligned shared regions");
   static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
 };
@@ -392,14 +396,15 @@ __device__ __forceinline__ void cluster_splitk_epilogue(const Math& math, typena
 
 // kCluster (split-K grids of wgmma kernels only): 0 = splits reduced through the workspace + tickets
 // (splitk_epilogue); 2..8 = launched as clusters of that many blocks along z, reduced in distributed shared memory.
-template <class Cfg, bool kStreamK = false, int kCluster = 0>
+template <class Cfg, bool kStreamK = false, int kCluster = 0, bool kTmaX = false>
 __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
                                            const typename Cfg::T* __restrict__ gscale,
                                            const typename Cfg::T* __restrict__ gzero,
                                            const float* __restrict__ chscale, const float* __restrict__ tscale,
                                            const typename Cfg::T* __restrict__ bias, typename Cfg::T* __restrict__ y,
                                            float* __restrict__ ws, int* __restrict__ tickets, int M, int N, int K,
-                                           int N16, int K64, int atoms_per_split, int flags) {
+                                           int N16, int K64, int atoms_per_split, int flags,
+                                           const TmaMap* x_map = nullptr) {
 #if defined(__CUDA_ARCH__) && !HUMMING_HAS_WGMMA
   static_assert(!Cfg::kWgmma, "wgmma kernels compile for sm_90a only (wgmma.cuh); the heuristics never pick one elsewhere");
 #endif
@@ -411,7 +416,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   constexpr int kThreads = Cfg::kThreads;
 
   extern __shared__ __align__(16) uint8_t smem_raw[];
-  using Smem = CpAsyncSmem<Cfg>;
+  using Smem = CpAsyncSmem<Cfg, kTmaX>;
+  static_assert(!kTmaX || kCluster == 0, "TMA x tiles: not in cluster launches (the host never asks for it)");
   // wgmma: the swizzled x tiles must sit on 1024-byte boundaries (Smem::kBytes includes the slack)
   uint8_t* smem = smem_raw;
   if constexpr (Cfg::kWgmma) {
@@ -440,12 +446,26 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   Wna16Math<Cfg, XTile> math(wn, wk, lane);
 
   // ---------------------------------------------------------------------------------------- the pipeline
-  // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage_x).
-  for (int i = tid; i < Cfg::kStages * Smem::kX / 16; i += kThreads) {
-    const int st = i / (Smem::kX / 16), c = i % (Smem::kX / 16);
-    reinterpret_cast<uint4*>(smem + st * Smem::kStage + Smem::kOffX)[c] = make_uint4(0, 0, 0, 0);
+  // kTmaX: x_bar[s] completes when slot s's x tile has landed (one arrival: thread 0's expect_tx, + the bytes);
+  // x_phase bit s = the parity of slot s's next completion (the ring's waits on a slot happen in order).
+  uint64_t* x_bar = reinterpret_cast<uint64_t*>(smem + Smem::kOffBars);
+  uint32_t x_phase = 0;
+  if constexpr (kTmaX) {
+    // (the TMA unit zero-fills rows past M itself)
+    if (tid == 0) {
+#pragma unroll 1
+      for (int s = 0; s < Cfg::kStages; ++s) mbar_init(x_bar + s, 1);
+      mbar_fence_init();
+      tma_prefetch_map(x_map);
+    }
+  } else {
+    // Zero the activation tiles of every slot once: rows past M are never copied (see load_stage_x).
+    for (int i = tid; i < Cfg::kStages * Smem::kX / 16; i += kThreads) {
+      const int st = i / (Smem::kX / 16), c = i % (Smem::kX / 16);
+      reinterpret_cast<uint4*>(smem + st * Smem::kStage + Smem::kOffX)[c] = make_uint4(0, 0, 0, 0);
+    }
   }
-  __syncthreads();   // the zeros land before any cp.async of another thread writes a valid row
+  __syncthreads();   // the zeros land before any cp.async of another thread writes a valid row (kTmaX: the barriers)
   // ---------------------------------------------------------------------------------------- one segment
   // The main loop over atom columns [ka_begin, ka_end) of the tile at token m0 / atom row n_atom0, accumulating into
   // `math` (the caller clears it), ending with every copy landed and every MMA complete.  `first`: the block's first
@@ -540,6 +560,14 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // Activations (written by the previous kernel: only after grid_dependency_wait()).
     auto load_stage_x = [&](int it, int slot) {
       const int ka0 = ka_begin + it * Cfg::kAtomsK;
+      if constexpr (kTmaX) {
+        // one box of kBT rows x 64 columns per atom, issued by thread 0; an atom past the split's end (a two-atom
+        // stage that runs over it) is read from column K64 -- wholly outside x, so the unit fills it with zeros, as
+        // the cp.async path does, and the byte count stays kAtomsK whole boxes
+        tma_load_x<Cfg::kAtomsK>(stage_x(slot), kBT * 128, x_map, ka0 * 64, min(Cfg::kAtomsK, ka_end - ka0), K64, m0,
+                                 x_bar + slot, Cfg::kAtomsK * kBT * 128, tid);
+        return;
+      }
       {
         // token rows past M are never copied: they were zeroed once before the pipeline started and stay zero
         T* dst = stage_x(slot);
@@ -589,15 +617,27 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // stage it + kDist, compute.
     auto step = [&](int it, int slot, auto buf_) {
       cp_async_wait<kDist - 1>();
-      // wgmma reads the x tile through the async proxy: this thread's cp.async writes (and the one-time zero rows) are
-      // fenced into it before the barrier publishes the stage (wgmma.cuh, fence_proxy_async_shared)
-      if constexpr (Cfg::kWgmma) fence_proxy_async_shared();
+      if constexpr (kTmaX) {
+        // every thread waits: the mbarrier makes the unit's writes visible to the waiting thread's wgmma reads
+        mbar_wait(x_bar + slot, (x_phase >> slot) & 1u);
+        x_phase ^= 1u << slot;
+      } else if constexpr (Cfg::kWgmma) {
+        // wgmma reads the x tile through the async proxy: this thread's cp.async writes (and the one-time zero rows)
+        // are fenced into it before the barrier publishes the stage (wgmma.cuh, fence_proxy_async_shared)
+        fence_proxy_async_shared();
+      }
       math.template wait_mma<kMmaInFlight>();   // wgmma: the MMAs that read the slot refilled below are done
       __syncthreads();
       if (it + kDist < num_stages_total) {
         const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
+        // experiments only (wrong results): the main loop without the weight / activation copies -- what the math
+        // warps' copy issue costs them (the prologue's stages are still copied)
+#ifndef HUMMING_DEBUG_SKIP_W_COPY
         load_stage_w(it + kDist, refill);
+#endif
+#ifndef HUMMING_DEBUG_SKIP_X_COPY
         load_stage_x(it + kDist, refill);
+#endif
       }
       cp_async_commit();
       math.template stage<decltype(buf_)::value>(stage_w(slot), stage_x(slot), stage_s(slot), stage_z(slot));
