@@ -304,18 +304,13 @@ def test_wgmma_two_atom_stages(choice, m, monkeypatch):
 
 
 # The activation tile through the TMA unit (a tensor map of x, one box copy per atom, per-slot mbarriers): the
-# two-atom tiles above and a one-atom one, split-K and stream-K; then the same with W and scales by bulk copies.
+# two-atom tiles above and a one-atom one, split-K and stream-K.
 WGMMA_TMA = [KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True),
              KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma", tma_x=True),
              KernelChoice(128, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True),
              KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", tma_x=True),
              KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True),
-             KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", tma_x=True),
-             # + W atoms and group scales / zero terms by bulk copies (bulk_w): atoms past a split's end not copied
-             KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True, bulk_w=True),
-             KernelChoice(128, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True, bulk_w=True),
-             KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True, bulk_w=True),
-             KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", tma_x=True, bulk_w=True)]
+             KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", tma_x=True)]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

@@ -187,9 +187,9 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
             targs, tag = f"<Cfg, {choice.cluster}>", f"wna16directc{choice.cluster}"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
-        if choice.tma_x:      # gemm_wna16<Cfg, kStreamK, 0, kAsync>: + the tensor map of x, by value
-            targs = f"<Cfg, {'true' if choice.stream_k else 'false'}, 0, {2 if choice.bulk_w else 1}>"
-            tag = ("wna16sk" if choice.stream_k else "wna16") + ("tmaw" if choice.bulk_w else "tma")
+        if choice.tma_x:      # gemm_wna16<Cfg, kStreamK, 0, kTmaX>: + the tensor map of x, by value
+            targs = f"<Cfg, {'true' if choice.stream_k else 'false'}, 0, true>"
+            tag = "wna16sktma" if choice.stream_k else "wna16tma"
             extra += ", &x_map"
         elif choice.stream_k:   # gemm_wna16<Cfg, kStreamK>
             targs, tag = "<Cfg, true>", "wna16sk"

@@ -59,10 +59,6 @@ class KernelChoice:
     # box copy per atom issued by one thread, tracked by a per-slot mbarrier: kernels/include/humming/tma.cuh)
     # instead of 16-byte cp.async pieces issued by every math thread.  Short name: "_tma" before the pipeline.
     tma_x: bool = False
-    # with tma_x: the W atoms and group scales arrive as bulk copies too (one per atom column / scale row, issued by
-    # the same thread, on the same mbarrier), so the math threads issue no copies at all.  Short name: "_tmaw"
-    # instead of "_tma".
-    bulk_w: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -91,8 +87,6 @@ class KernelChoice:
         if self.tma_x and (self.pipeline != "cp_async" or not self.wgmma or self.cluster):
             raise ValueError("KernelChoice.tma_x (the activation tile through a TMA tensor map) applies to the cp.async "
                              f"wgmma kernel without clusters, got {self.short()}")
-        if self.bulk_w and not self.tma_x:
-            raise ValueError(f"KernelChoice.bulk_w (W by bulk copies) comes with tma_x, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -240,8 +234,7 @@ class KernelChoice:
         pipeline = parts[-1] if parts and parts[-1] in PIPELINES else "cp_async"
         if pipeline != "cp_async":
             parts = parts[:-1]
-        tma_x = bool(parts) and parts[-1] in ("tma", "tmaw")
-        bulk_w = tma_x and parts[-1] == "tmaw"
+        tma_x = bool(parts) and parts[-1] == "tma"
         if tma_x:
             parts = parts[:-1]
         cluster = 0
@@ -259,15 +252,14 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k, cluster, tma_x, bulk_w)
+                       stream_k, cluster, tma_x)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
         return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "")
-                + (("_tmaw" if self.bulk_w else "_tma") if self.tma_x else "")
-                + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
+                + ("_tma" if self.tma_x else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
 
 

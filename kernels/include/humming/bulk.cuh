@@ -133,50 +133,6 @@ HUMMING_DEVICE void bulk_copy_g2s_hint(void* smem_dst, const void* gmem_src, uin
 #endif
 }
 
-// Predicated forms for code that must not branch (under wgmma ptxas serializes the asynchronous MMAs around code it
-// considers divergent): every thread executes them, the one with `issue` set performs them.
-// expect_tx without an arrival: `bytes` more must land on `bar` before its phase can complete.
-HUMMING_DEVICE void mbar_expect_tx_if(uint64_t* bar, uint32_t bytes, bool issue) {
-#if HUMMING_HAS_BULK
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %2, 0;\n"
-      "  @p mbarrier.expect_tx.shared::cta.b64 [%0], %1;\n"
-      "}\n" ::"r"(smem_u32(bar)),
-      "r"(bytes), "r"((int)issue)
-      : "memory");
-#else
-  __trap();
-#endif
-}
-
-HUMMING_DEVICE void bulk_copy_g2s_hint_if(void* smem_dst, const void* gmem_src, uint32_t bytes, uint64_t* bar,
-                                          uint64_t policy, bool issue) {
-#if HUMMING_HAS_BULK
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %5, 0;\n"
-      "  @p cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], "
-      "%4;\n"
-      "}\n" ::"r"(smem_u32(smem_dst)),
-      "l"(gmem_src), "r"(bytes), "r"(smem_u32(bar)), "l"(policy), "r"((int)issue)
-      : "memory");
-#else
-  __trap();
-#endif
-}
-
-// The default L2 priority as an explicit policy (bulk copies that should behave like plain cp.async reads).
-HUMMING_DEVICE uint64_t make_l2_evict_normal() {
-  uint64_t policy = 0;
-#if HUMMING_HAS_BULK
-  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
-#endif
-  return policy;
-}
-
 HUMMING_DEVICE uint64_t make_l2_evict_first() {
   uint64_t policy = 0;
 #if HUMMING_HAS_BULK

@@ -396,10 +396,7 @@ __device__ __forceinline__ void cluster_splitk_epilogue(const Math& math, typena
 
 // kCluster (split-K grids of wgmma kernels only): 0 = splits reduced through the workspace + tickets
 // (splitk_epilogue); 2..8 = launched as clusters of that many blocks along z, reduced in distributed shared memory.
-// kAsync (sm_90a wgmma kernels, KernelChoice.tma_x / bulk_w): 0 = every stage copied by the math threads' cp.async
-// pieces; 1 = the x tile through the TMA unit (tma.cuh), W and scales still cp.async; 2 = W atoms and group scales as
-// bulk copies too (one per atom column / scale row), all issued by thread 0 and tracked by the slot's mbarrier.
-template <class Cfg, bool kStreamK = false, int kCluster = 0, int kAsync = 0>
+template <class Cfg, bool kStreamK = false, int kCluster = 0, bool kTmaX = false>
 __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
                                            const typename Cfg::T* __restrict__ gscale,
                                            const typename Cfg::T* __restrict__ gzero,
@@ -419,8 +416,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   constexpr int kThreads = Cfg::kThreads;
 
   extern __shared__ __align__(16) uint8_t smem_raw[];
-  constexpr bool kTmaX = kAsync >= 1;
-  constexpr bool kBulkW = kAsync >= 2;
   using Smem = CpAsyncSmem<Cfg, kTmaX>;
   static_assert(!kTmaX || kCluster == 0, "TMA x tiles: not in cluster launches (the host never asks for it)");
   // wgmma: the swizzled x tiles must sit on 1024-byte boundaries (Smem::kBytes includes the slack)
@@ -455,18 +450,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // x_phase bit s = the parity of slot s's next completion (the ring's waits on a slot happen in order).
   uint64_t* x_bar = reinterpret_cast<uint64_t*>(smem + Smem::kOffBars);
   uint32_t x_phase = 0;
-  // kBulkW: the L2 priority of the W / scale bulk copies (normal, as the cp.async pieces they replace)
-  const uint64_t w_policy = kBulkW ? make_l2_evict_normal() : 0;
-  const uint64_t s_policy = w_policy;
   if constexpr (kTmaX) {
-    // (the TMA unit zero-fills rows past M itself).  kBulkW: the W atoms of every slot start zeroed -- an atom past a
-    // split's end is not copied, and its stale contents meet a zero-filled x tile (valid weights or zeros, never NaN)
-    if constexpr (kBulkW) {
-      for (int i = tid; i < Cfg::kStages * (Cfg::kSmemW / 16); i += kThreads) {
-        const int st = i / (Cfg::kSmemW / 16), c = i % (Cfg::kSmemW / 16);
-        reinterpret_cast<uint4*>(smem + st * Smem::kStage + Smem::kOffW)[c] = make_uint4(0, 0, 0, 0);
-      }
-    }
+    // (the TMA unit zero-fills rows past M itself)
     if (tid == 0) {
 #pragma unroll 1
       for (int s = 0; s < Cfg::kStages; ++s) mbar_init(x_bar + s, 1);
@@ -535,43 +520,6 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // Weights and scales (read-only: safe to prefetch before the previous kernel has finished, see the prologue).
     auto load_stage_w = [&](int it, int slot) {
       const int ka0 = ka_begin + it * Cfg::kAtomsK;
-      if constexpr (kBulkW) {
-        // thread 0: one bulk copy per valid atom column (the block's atom rows of a column are one contiguous run,
-        // layout.cuh; only rows inside N), one per scale group row (and zero-term row) inside K; the byte count goes
-        // onto the slot's barrier first (expect_tx without an arrival: the x tile's copy brings the one arrival)
-        const bool issue = tid == 0;
-        const int valid_atoms = min(Cfg::kAtomsK, ka_end - ka0);
-        const uint32_t w_bytes = min(kBN / 16, n_atoms - n_atom0) * kAtomWords * 4;
-        int groups = 0;
-        uint32_t s_bytes = 0;
-        if constexpr (Cfg::kGroup != 0) {
-          groups = min(Cfg::kGroupsPerStage, num_groups - (int)((unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup));
-          s_bytes = min(kBN, N16 - n0) * 2;
-        }
-        const uint32_t total = valid_atoms * w_bytes + groups * s_bytes * (Cfg::kZeroMode != kNoZero ? 2 : 1);
-        mbar_expect_tx_if(x_bar + slot, total, issue);
-        uint32_t* dst = stage_w(slot);
-#pragma unroll
-        for (int a = 0; a < Cfg::kAtomsK; ++a) {
-          bulk_copy_g2s_hint_if(dst + a * (kBN / 16) * kAtomWords,
-                                w + ((size_t)(ka0 + a) * n_atoms + n_atom0) * kAtomWords, w_bytes, x_bar + slot,
-                                w_policy, issue && a < valid_atoms);
-        }
-        if constexpr (Cfg::kGroup != 0) {
-          const int grp0 = (unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup;
-#pragma unroll
-          for (int gi = 0; gi < Cfg::kGroupsPerStage; ++gi) {
-            const size_t off = (size_t)(grp0 + gi) * N16 + n0;
-            bulk_copy_g2s_hint_if(stage_s(slot) + gi * kBN, gscale + off, s_bytes, x_bar + slot, s_policy,
-                                  issue && gi < groups);
-            if constexpr (Cfg::kZeroMode != kNoZero) {
-              bulk_copy_g2s_hint_if(stage_z(slot) + gi * kBN, gzero + off, s_bytes, x_bar + slot, s_policy,
-                                    issue && gi < groups);
-            }
-          }
-        }
-        return;
-      }
       {
         uint32_t* dst = stage_w(slot);
 #pragma unroll

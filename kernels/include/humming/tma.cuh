@@ -12,6 +12,12 @@
 // those copies skipped the 256-token kernels ran 8-15 % faster).
 //
 // The map is a __grid_constant__ kernel parameter; its generic address is what the copy instruction takes.
+//
+// Measured and not kept (session 17): the W atoms and group scales as bulk copies on the same slot barrier too, so
+// that the math threads issue no copies at all -- slower everywhere on the H200 (int4, M=64: 15.0 / 40.1 / 22.6 vs
+// 14.6 / 36.7 / 21.8 us; M=256: 30.5 / 110.8 / 56.8 vs 28.2 / 106.7 / 54.0; results/h200-2026-12-02-s17/
+// d_sweep_tmaw_*.txt): the 16-byte cp.async pieces of W spread over every thread keep more requests in flight than
+// one thread's bulk copies of a few KB.
 #pragma once
 
 #include "humming/bulk.cuh"
