@@ -107,7 +107,8 @@ class KernelChoice:
         so they get a register budget that leaves room for two or more blocks: accumulators (tiles_m * bt / 2),
         the double-buffered A fragments (32 * tiles_m; 8 * tiles_m with one MMA group per k16 step, which the
         kernel uses from 128 accumulators up: wna16_math.cuh kWgStepGroups) and ~24 registers of addressing must
-        fit."""
+        fit.  The generated kernel takes at most the blocks its shared memory lets reside (ops/gemm.py
+        register_min_blocks, since session 17)."""
         if not self.wgmma or self.bulk or self.direct:
             # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none; direct:
             # its register ring is on top of the fragments -- no cap either)

@@ -11,6 +11,8 @@
 //           end); it covers all kBT tokens of the block.
 //   MMA   = m16n8k16 with W as A (rows = output channels) and x as B (columns = tokens).
 // Pipeline: kStages-deep cp.async ring of (W atoms, x tile, group scales [, zero points]) per kAtomsK x 64 columns.
+// With kTmaX (wgmma only, KernelChoice.tma_x) the x tile of a stage comes instead as one TMA box copy per atom, issued
+// by thread 0 and completing on the slot's mbarrier (tma.cuh); W and the scales stay cp.async pieces.
 // Split-K across blocks (gridDim.z > 1): every split writes fp32 partials to a workspace; the last block of a tile
 // to arrive (atomic ticket) sums them in split order -- deterministic -- and runs the epilogue.  It also resets the
 // ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.
