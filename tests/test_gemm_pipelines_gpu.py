@@ -280,6 +280,16 @@ def test_wgmma_int4_shapes(choice, m, monkeypatch):
         _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
 
 
+def _run_stage_shapes(choice, m):
+    """int4 on shapes with K tails (1088: 17 atoms; 8200: a partial atom; 192: one and a half two-atom stages), odd N
+    and a tiny layer; at M=64 every format of FORMATS once."""
+    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128), (300, 192)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+    if m == 64:
+        for desc in FORMATS:
+            _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
 # Two 64-column atoms per stage in the cp.async wgmma kernel (one swizzled kBT x 64 sub-tile per atom, fragment buffer =
 # atom index): 64-token tiles with one / two m64 tiles per warpgroup, 128-token 128-row and 256-row tiles (step
 # groups), stream-K.
@@ -296,11 +306,7 @@ def test_wgmma_two_atom_stages(choice, m, monkeypatch):
     zero-filled partial atom; 192: one and a half stages), odd N, split-K (a split may end mid-stage), and every format
     at one size; two calls bit-identical."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128), (300, 192)]:
-        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
-    if m == 64:
-        for desc in FORMATS:
-            _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+    _run_stage_shapes(choice, m)
 
 
 # The activation tile through the TMA unit (a tensor map of x, one box copy per atom, per-slot mbarriers): the
@@ -321,11 +327,7 @@ def test_wgmma_tma_x(choice, m, monkeypatch):
     half outside x; 8200: a partial atom; 192: one and a half stages), split-K slices that end mid-stage (their second
     atom read from outside x), odd N; every format at one size; two calls bit-identical."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    for n, k in [(4096, 4096), (1000, 1088), (200, 8200), (6144, 512), (16, 128), (300, 192)]:
-        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
-    if m == 64:
-        for desc in FORMATS:
-            _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+    _run_stage_shapes(choice, m)
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

@@ -25,7 +25,8 @@ from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
-                                 choose_splits, default_prefill_m, has_bulk, m_bucket, M_BUCKETS)
+                                 choose_splits, default_prefill_m, groups_per_stage, has_bulk, m_bucket,
+                                 M_BUCKETS)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -225,17 +226,6 @@ extern "C" __global__ void __launch_bounds__({bounds}){cluster} {name}(
     return name, src
 
 
-def stage_groups(fp: FormatParams, choice: KernelChoice) -> int:
-    """Scale groups per pipeline stage (the smem_bytes argument): 0 without group scales."""
-    if not fp.group:
-        return 0
-    return 1 if fp.group >= choice.block_k else choice.block_k // fp.group
-
-
-# Shared memory per SM of the archs with min_blocks > 0 (wgmma kernels: sm_90a), 1 KB reserved per resident block.
-_SM90_SMEM_PER_SM = 228 * 1024
-
-
 def register_min_blocks(fp: FormatParams, choice: KernelChoice) -> int:
     """The __launch_bounds__ minimum blocks per SM of a choice for this format: KernelChoice.min_blocks (the register
     budget that leaves room for that many blocks), but never more blocks than the choice's shared memory lets reside
@@ -245,8 +235,9 @@ def register_min_blocks(fp: FormatParams, choice: KernelChoice) -> int:
     mb = choice.min_blocks
     if mb <= 1:
         return mb
-    smem = choice.smem_bytes(fp.bits, stage_groups(fp, choice), fp.zero_mode != 0, fp.group)
-    return max(1, min(mb, _SM90_SMEM_PER_SM // (smem + 1024)))
+    smem = choice.smem_bytes(fp.bits, groups_per_stage(fp.group, choice.block_k), fp.zero_mode != 0, fp.group)
+    # (min_blocks > 0 only for wgmma choices, which run on sm_90a alone: its shared memory per SM)
+    return max(1, min(mb, arch_info("sm_90a").smem_per_sm // (smem + 1024)))
 
 
 def debug_defines() -> List[Tuple[str, str]]:
@@ -521,8 +512,8 @@ class GemmLayer:
             choice = self._choice(bucket)
             art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)))
             fn = load_kernel(art, self.device)
-            smem = choice.smem_bytes(self.fp.bits, stage_groups(self.fp, choice), self.fp.zero_mode != 0,
-                                     self.fp.group)
+            smem = choice.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, choice.block_k),
+                                     self.fp.zero_mode != 0, self.fp.group)
             if choice.direct:
                 # sized per launch (the plan); allow the most a block may take beside the static shared memory
                 smem = self.info.smem_per_block - fn.static_smem

@@ -316,8 +316,11 @@ def _fits(choice: KernelChoice, info: ArchInfo, bits: int, gps: int, zero: bool,
     return choice.smem_bytes(bits, gps, zero, group) <= info.smem_per_block
 
 
-def _groups_per_stage(group: int, block_k: int) -> int:
+def groups_per_stage(group: int, block_k: int) -> int:
+    """Scale groups one pipeline stage of block_k columns touches (KernelChoice.smem_bytes' argument): 0 without
+    group scales."""
     return 0 if group == 0 else (1 if group >= block_k else block_k // group)
+
 
 
 def _bulk_candidates(bucket: int, arch: str = ""):
@@ -544,7 +547,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     if only == "direct":
         cands += [c for c in _direct_candidates(bucket, arch) if c.runs_shape(k or c.block_k, group)]
     # an opt-in pipeline that has no choice here (M bucket, K, group, shared memory) falls back to the cp.async kernel
-    cands = [c for c in cands if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero, group)]
+    cands = [c for c in cands if _fits(c, info, bits, groups_per_stage(group, c.block_k), zero, group)]
     # cp.async kernel, from `python -m vllm_humming.tuning.sweep` on an H200 (results/sweep-h200.json): best geomean
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
@@ -708,7 +711,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
             cands += [KernelChoice(64, 4, 2, 1, 1, 4), KernelChoice(64, 4, 2, 1, 1, 3), KernelChoice(64, 4, 1, 1, 1, 3)]
         cands.append(KernelChoice(min(bucket, 64) if bucket >= 16 else 8, 4, 1, 1, 1, 2))
     for c in cands:
-        if _fits(c, info, bits, _groups_per_stage(group, c.block_k), zero, group):
+        if _fits(c, info, bits, groups_per_stage(group, c.block_k), zero, group):
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] {arch} M<={bucket} bits={bits} group={group} zero={zero} K={k or 'any'}: "
                       f"{c.short()}")
