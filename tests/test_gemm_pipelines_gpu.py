@@ -330,6 +330,29 @@ def test_wgmma_tma_x(choice, m, monkeypatch):
     _run_stage_shapes(choice, m)
 
 
+# The bulk (warp-specialized, persistent stream-K) wgmma kernel with x through a tensor map: one producer warp issues
+# the box copies with the W and scale bulk copies onto one barrier per slot; two-atom stages (256- and 128-row tiles)
+# and a one-atom 64-token tile.
+BULK_TMA = [KernelChoice(128, 8, 2, 1, 2, 3, "bulk", "wgmma", tma_x=True),
+            KernelChoice(128, 8, 1, 1, 2, 4, "bulk", "wgmma", tma_x=True),
+            KernelChoice(64, 8, 1, 1, 1, 6, "bulk", "wgmma", tma_x=True)]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", BULK_TMA, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 17, 64, 257, 1024])
+def test_bulk_tma_x(choice, m, monkeypatch):
+    """Token rows past M zero-filled by the unit, N not a multiple of the block's rows, tiles split between blocks
+    (the stream-K join), tiny layers (fewer units than blocks); every format at M=64; two calls bit-identical.  K is a
+    whole number of stages (the bulk kernel's requirement)."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(4096, 4096), (1000, 1024), (200, 8192), (6144, 512), (16, 128), (300, 1152)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
+    if m == 64:
+        for desc in FORMATS:
+            _run(desc, 1000, 2176, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 def test_wgmma_tma_x_moves_with_x(monkeypatch):
     """The map holds x's address: calls alternating between buffers (each re-encoded or taken from the slot's cache),

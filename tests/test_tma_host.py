@@ -20,13 +20,28 @@ def test_short_name_round_trip():
     assert not plain.tma_x and KernelChoice.parse("bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma").tma_x
 
 
-@pytest.mark.parametrize("kw", [dict(mma="sync"), dict(mma="wgmma", pipeline="bulk", atoms_k=1),
-                                dict(mma="wgmma", cluster=2)])
-def test_tma_x_only_on_the_cp_async_wgmma_kernel_without_clusters(kw):
+@pytest.mark.parametrize("kw", [dict(mma="sync"), dict(mma="sync", pipeline="bulk", atoms_k=1),
+                                dict(mma="wgmma", cluster=2), dict(mma="wgmma", pipeline="direct", bt=8, atoms_k=2)])
+def test_tma_x_only_on_the_cp_async_and_bulk_wgmma_kernels_without_clusters(kw):
     args = dict(bt=64, warps_n=8, tiles_m=1, warps_k=1, atoms_k=2, stages=4, tma_x=True)
     args.update(kw)
     with pytest.raises(ValueError, match="tma_x"):
         KernelChoice(**args)
+
+
+def test_bulk_wgmma_takes_two_atoms_only_with_the_tensor_map():
+    c = KernelChoice(128, 8, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
+    assert c.short() == "bt128_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma" and KernelChoice.parse(c.short()) == c
+    with pytest.raises(ValueError, match="atoms_k"):
+        KernelChoice(128, 8, 2, 1, 2, 4, "bulk", "wgmma")
+    # whole stages only (the bulk kernel copies no partial stage): K = 17 atoms cannot be cut into two-atom stages
+    assert c.runs_shape(1152) and not c.runs_shape(1088) and "bulk pipeline cannot run" in c.unsupported_reason("sm_90a", 1088)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    _, src = kernel_source(fp, c, torch.bfloat16)
+    assert "humming::gemm_wna16_sm90<Cfg, true>(" in src and ", &x_map)" in src
+    assert "const __grid_constant__ humming::TmaMap x_map" in src and "__launch_bounds__(384)" in src
+    _, plain = kernel_source(fp, KernelChoice(128, 8, 2, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16)
+    assert "x_map" not in plain and "gemm_wna16_sm90<Cfg>(" in plain
 
 
 def test_smem_plan_adds_one_barrier_per_slot():

@@ -182,6 +182,8 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
     targs = "<Cfg>"
     if choice.bulk:
         header, entry, extra, tag = "gemm_wna16_sm90.cuh", "gemm_wna16_sm90", "", "wna16sm90"
+        if choice.tma_x:      # gemm_wna16_sm90<Cfg, kTmaX>: + the tensor map of x, by value
+            targs, tag, extra = "<Cfg, true>", "wna16sm90tma", ", &x_map"
     elif choice.direct:
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split, flags", "wna16direct"
         if choice.cluster:   # gemm_wna16_direct<Cfg, kCluster>, launched as (1, 1, S) clusters

@@ -55,9 +55,10 @@ class KernelChoice:
     # (gemm_wna16.cuh, cluster_splitk_epilogue): no workspace traffic, no global round trips at the end of the GEMM.
     # Short name: "_c<S>" after the stages.
     cluster: int = 0
-    # cp_async wgmma only: the activation tile of each stage arrives through the TMA unit (a tensor map of x, one
-    # box copy per atom issued by one thread, tracked by a per-slot mbarrier: kernels/include/humming/tma.cuh)
-    # instead of 16-byte cp.async pieces issued by every math thread.  Short name: "_tma" before the pipeline.
+    # wgmma only: the activation tile of each stage arrives through the TMA unit (a tensor map of x, one box copy
+    # per atom issued by one thread, tracked by a per-slot mbarrier: kernels/include/humming/tma.cuh) instead of
+    # 16-byte cp.async pieces issued by every math thread (cp_async) or by the producer warpgroup (bulk, which then
+    # also takes two atoms per stage).  Short name: "_tma" before the pipeline.
     tma_x: bool = False
 
     def __post_init__(self):
@@ -66,10 +67,10 @@ class KernelChoice:
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
         if self.wgmma and (self.warps_k != 1 or self.warps_n % 4
-                           or (self.pipeline == "bulk" and self.atoms_k != 1)
+                           or (self.pipeline == "bulk" and self.atoms_k != 1 and not (self.tma_x and self.atoms_k == 2))
                            or (self.pipeline == "cp_async" and self.atoms_k not in (1, 2))):
             raise ValueError("KernelChoice: wgmma runs with warps_k == 1, whole warpgroups (warps_n a multiple of "
-                             f"4) and atoms_k == 1 (bulk) or 1..2 (cp_async); got {self.short()}")
+                             f"4) and atoms_k == 1 (bulk; 1..2 with tma_x) or 1..2 (cp_async); got {self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:
@@ -84,9 +85,9 @@ class KernelChoice:
             raise ValueError("KernelChoice.cluster (the K splits of a tile as one thread block cluster) is 2, 4 or 8 "
                              "and applies to split-K grids of the direct pipeline and of the cp.async wgmma kernel, "
                              f"got {self.short()}")
-        if self.tma_x and (self.pipeline != "cp_async" or not self.wgmma or self.cluster):
+        if self.tma_x and (self.pipeline not in ("cp_async", "bulk") or not self.wgmma or self.cluster):
             raise ValueError("KernelChoice.tma_x (the activation tile through a TMA tensor map) applies to the cp.async "
-                             f"wgmma kernel without clusters, got {self.short()}")
+                             f"and bulk wgmma kernels without clusters, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")

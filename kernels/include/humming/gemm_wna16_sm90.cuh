@@ -35,10 +35,19 @@
 // copies that settle the transaction count).  The pieces are generic-proxy writes read by wgmma through the async
 // proxy: every math thread executes fence.proxy.async after its wait on `full` (the barrier orders the writes before
 // the fence; the fence orders them before this thread's asynchronous reads).
+//
+// kTmaX (wgmma only, KernelChoice.tma_x, short name "_tma_bulk"): x comes through a tensor map instead (tma.cuh): the
+// producer's one active warp issues one box copy of kBT token rows x 64 columns per atom onto the stage's `full`
+// barrier, so the stage completes on a single expect_tx arrival + its byte count, the unit writes x already swizzled
+// (and zero-fills token rows past M), and the math threads need no proxy fence -- the unit writes through the async
+// proxy that wgmma reads.  The other three producer warps only hand their registers over and leave.  A stage may then
+// hold two atoms (kAtomsK == 2: one kBT x 64 sub-tile each, XTileAtomSwizzled), which halves the per-stage barrier
+// traffic of the math warps, as in the cp.async kernel (session 15).
 #pragma once
 
 #include "humming/bulk.cuh"
 #include "humming/stream_k.cuh"
+#include "humming/tma.cuh"
 #include "humming/wna16_math.cuh"
 
 namespace humming {
@@ -64,18 +73,21 @@ template <class Cfg> struct BulkSmem {
   static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
 };
 
-template <class Cfg>
+template <class Cfg, bool kTmaX = false>
 __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restrict__ x, const uint32_t* __restrict__ w,
                                                 const typename Cfg::T* __restrict__ gscale,
                                                 const typename Cfg::T* __restrict__ gzero,
                                                 const float* __restrict__ chscale, const float* __restrict__ tscale,
                                                 const typename Cfg::T* __restrict__ bias,
                                                 typename Cfg::T* __restrict__ y, float* __restrict__ ws,
-                                                int* __restrict__ tickets, int M, int N, int K, int N16, int K64) {
+                                                int* __restrict__ tickets, int M, int N, int K, int N16, int K64,
+                                                const TmaMap* x_map = nullptr) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(!Cfg::kWgmma, "wgmma kernels are sm_90a only");
 #endif
-  static_assert(!Cfg::kWgmma || Cfg::kAtomsK == 1, "bulk wgmma kernel: one atom per stage (its x copy plan)");
+  static_assert(!Cfg::kWgmma || Cfg::kAtomsK == 1 || kTmaX,
+                "bulk wgmma kernel: one atom per stage with the cp.async x copy plan (two with the tensor map)");
+  static_assert(!kTmaX || Cfg::kWgmma, "the TMA x tile is the wgmma layout");
   using T = typename Cfg::T;
   using Smem = BulkSmem<Cfg>;
   constexpr int kBN = Cfg::kBN;
@@ -117,7 +129,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       // the producer's arrive.expect_tx (wgmma: + one cp.async arrival per producer thread)
-      mbar_init(full + s, Cfg::kWgmma ? 1 + kProducerThreads : 1);
+      mbar_init(full + s, (Cfg::kWgmma && !kTmaX) ? 1 + kProducerThreads : 1);
       mbar_init(empty + s, kMathWarps);   // one arrival per math warp
     }
     mbar_fence_init();
@@ -141,8 +153,11 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   // its threads copy x, and its first warp issues the bulk copies of W and the scales.
   if (warp >= kMathWarps) {
     if constexpr (Cfg::kWgmma && kMathRegs > 0) setmaxnreg_dec<kProducerRegs>();
-    if (!Cfg::kWgmma && warp != kMathWarps) return;
+    if ((!Cfg::kWgmma || kTmaX) && warp != kMathWarps) return;   // one producer warp issues every copy
     const int ptid = threadIdx.x - kMathThreads;   // producer thread 0 .. kProducerThreads - 1
+    if constexpr (kTmaX) {
+      if (ptid == 0) tma_prefetch_map(x_map);
+    }
     const uint64_t policy = make_l2_evict_first();
     // x copy plan (wgmma), fixed per thread for the whole range: thread p moves 16-byte chunk p % 8 of token rows
     // p / 8 + 16 i.  Rows 16 apart have the same r % 8, so the swizzled chunk position is one per-thread constant and
@@ -169,7 +184,11 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       const uint32_t w_bytes = min(kBN / 16, n_atoms - n_atom0) * kAtomWords * 4;   // one atom column, valid rows
       const int rows = min(kBT, M - m0);
       const uint32_t s_bytes = min(kBN, N16 - n_atom0 * 16) * 2;
-      const uint32_t total = Cfg::kAtomsK * w_bytes + (Cfg::kWgmma ? 0 : rows * (kBK * 2)) + kScaleCopies * s_bytes;
+      // bytes the stage's `full` barrier waits for: W atoms, x (bulk rows; or whole TMA boxes, zero-filled rows count
+      // too; or nothing: the cp.async pieces arrive by count), scales / zero terms
+      constexpr uint32_t kTmaXBytes = kTmaX ? Cfg::kAtomsK * kBT * 128 : 0;
+      const uint32_t total = Cfg::kAtomsK * w_bytes + (Cfg::kWgmma ? kTmaXBytes : rows * (kBK * 2)) +
+                             kScaleCopies * s_bytes;
       if (++st == units_per_tile) {
         st = 0;
         if (++mt == m_tiles) mt = 0, ++nt;
@@ -177,7 +196,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       mbar_wait(empty + s, phase ^ 1);   // the math warps are done with this slot's previous contents
       if (ptid == 0) mbar_arrive_expect_tx(full + s, total);
       __syncwarp();
-      if constexpr (Cfg::kWgmma) {
+      if constexpr (Cfg::kWgmma && !kTmaX) {
         // x rows m0 .. m0 + rows - 1, swizzled; rows past M keep stale values, which only reach output columns
         // (tokens) that are never stored
         const T* xsrc = x + (size_t)(m0 + x_row) * K + (size_t)ka0 * 64 + x_chunk * 8;
@@ -189,7 +208,11 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
         mbar_arrive_cp_async(full + s);
       }
       if (warp != kMathWarps) continue;   // (wgmma) the other producer warps copy x only
-      const int copies = Cfg::kAtomsK + (Cfg::kWgmma ? 0 : rows) + kScaleCopies;
+      // copy j: W atom columns [0, kAtomsK), then x (kTmaX: one box per atom; bulk mma.sync: one copy per token
+      // row), then the scale / zero-term groups
+      constexpr int kXCopiesTma = kTmaX ? Cfg::kAtomsK : 0;
+      const int x_copies = Cfg::kWgmma ? kXCopiesTma : rows;
+      const int copies = Cfg::kAtomsK + x_copies + kScaleCopies;
 #pragma unroll 1
       for (int j = lane; j < copies; j += 32) {
         if (j < Cfg::kAtomsK) {
@@ -200,12 +223,15 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
 #else
           bulk_copy_g2s_hint(stage_w(s) + j * (kBN / 16) * kAtomWords, src, w_bytes, full + s, policy);
 #endif
+        } else if (kTmaX && j < Cfg::kAtomsK + x_copies) {
+          const int a = j - Cfg::kAtomsK;
+          tma_copy_box(stage_x(s) + a * (kBT * 64), x_map, (ka0 + a) * 64, m0, full + s);
         } else if (!Cfg::kWgmma && j < Cfg::kAtomsK + rows) {
           const int r = j - Cfg::kAtomsK;
           const T* src = x + (size_t)(m0 + r) * K + (size_t)ka0 * 64;
           bulk_copy_g2s(stage_x(s) + r * Smem::kXRowElems, src, kBK * 2, full + s);
         } else {
-          const int q = j - Cfg::kAtomsK - (Cfg::kWgmma ? 0 : rows);
+          const int q = j - Cfg::kAtomsK - x_copies;
           const int gi = Cfg::kZeroMode == kNoZero ? q : q / 2;
           const bool zero = Cfg::kZeroMode != kNoZero && (q % 2) == 1;
           const size_t off = (size_t)((ka0 * 64) / Cfg::kGroup + gi) * N16 + n_atom0 * 16;
@@ -221,7 +247,8 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   if constexpr (Cfg::kWgmma && kMathRegs > 0) setmaxnreg_inc<kMathRegs>();
   const int wn = warp % Cfg::kWarpsN;
   const int wk = warp / Cfg::kWarpsN;
-  using XTile = typename Select<Cfg::kWgmma, XTileSwizzled<kBK>, XTilePadded<kBK>>::type;
+  // (wgmma: one kBT x 64 swizzled sub-tile per atom; with one atom per stage that is XTileSwizzled<64>)
+  using XTile = typename Select<Cfg::kWgmma, XTileAtomSwizzled<kBT>, XTilePadded<kBK>>::type;
   Wna16Math<Cfg, XTile> math(wn, wk, lane);
   float* red = reinterpret_cast<float*>(smem + Smem::kRing);
   auto sync_math = [] { named_barrier_sync(1, kMathThreads); };
@@ -263,7 +290,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
       auto step = [&](auto buf_) {
         const int s = i % kStages;
         mbar_wait(full + s, (i / kStages) & 1);
-        fence_proxy_async_shared();   // the producer's cp.async pieces of x, before wgmma reads them
+        if constexpr (!kTmaX) fence_proxy_async_shared();   // the producer's cp.async pieces of x, before wgmma reads them
         math.template stage<decltype(buf_)::value>(stage_w(s), stage_x(s), stage_s(s), stage_z(s));
         math.template wait_mma<1>();   // the previous stage's MMAs are done: release its slot
         if (u != seg_first) mbar_arrive_lane0(empty + (i + kStages - 1) % kStages, lane);

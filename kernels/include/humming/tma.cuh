@@ -64,6 +64,20 @@ HUMMING_DEVICE void tma_load_x(void* smem_dst, int dst_step_bytes, const TmaMap*
 #endif
 }
 
+// One box copy (kBT rows x 64 columns from (col, row0)) into smem_dst, completing on `bar`, issued by the calling
+// thread alone -- for a producer warp, whose code may branch (it issues no MMAs).  The caller has already declared
+// the bytes on `bar` (arrive.expect_tx).
+HUMMING_DEVICE void tma_copy_box(void* smem_dst, const TmaMap* map, int col, int row0, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+      ::"r"(smem_u32(smem_dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row0), "r"(smem_u32(bar))
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
 // Bring the map into the TMA unit's descriptor cache ahead of the first copy.
 HUMMING_DEVICE void tma_prefetch_map(const TmaMap* map) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
