@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from vllm_humming.desc import WeightDesc
-from vllm_humming.ops.gemm import GemmLayer
+from vllm_humming.ops.gemm import GemmLayer, format_params
 from vllm_humming.reference import quantize_weight, reference_gemm
-from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
+from vllm_humming.tuning.heuristics import KernelChoice, groups_per_stage, m_bucket
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -230,7 +230,7 @@ def test_narrow_m64_default_choices(desc, m):
 
 
 @pytest.mark.parametrize("desc", FORMATS)
-@pytest.mark.parametrize("m", [33, 64, 65, 100, 128, 129, 256, 257, 700])
+@pytest.mark.parametrize("m", [33, 64, 65, 100, 128, 129, 256, 257, 700, 1024, 1500])
 def test_large_m_default_choices(desc, m, monkeypatch):
     """Session 12's defaults from 33 tokens (sm_90a): 256-row tiles on wide layers at 33-64 tokens (and 65-128 since
     session 15), the three-warpgroup bulk kernel on narrow layers with K > 4096 at 129-256 tokens, 256-row tiles (stream-K on wide
@@ -242,10 +242,46 @@ def test_large_m_default_choices(desc, m, monkeypatch):
         cases = [(16400, 4096), (16390, 1088)]
     elif m <= 256:   # + session 14: narrow K <= 4096 (stream-K 256-row tiles / bulk), wide 8-bit (three warpgroups)
         cases = [(4100, 8192), (4000, 14336), (6000, 4096), (4000, 1088), (16400, 4096)]
-    else:
+    elif m <= 700:
         cases = [(16400, 4096), (16390, 1088), (6144, 4096), (4000, 8200)]
+    else:   # + session 18: 256-token tiles from 513 tokens (codes of <= 4 bits), stream-K twins on wave cliffs
+        cases = [(16400, 4096), (6144, 4096), (4000, 8200)]
     for n, k in cases:
         _check_default_choice(desc, n, k, m, "large_m")
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+def test_wave_cliff_runs_the_stream_k_twin(monkeypatch):
+    """Session 18: a 256-token split-K grid that would leave its last wave under 80 % full launches its stream-K twin
+    (6144x4096 at M=1024: 192 tiles on 132 SMs); a full-wave one stays split-K (16400x4096: 516 tiles)."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    for n, want_sk in ((6144, True), (16400, False)):
+        qw = quantize_weight(torch.randn(n, 4096, device="cuda") * 0.05, desc, name=f"cliff{n}")
+        layer = GemmLayer(qw, None, torch.bfloat16)
+        x = torch.randn(1024, 4096, device="cuda", dtype=torch.bfloat16)
+        out = torch.full((1024, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        y = layer(x, out=out)
+        ref = reference_gemm(x.float(), qw)
+        chosen = KernelChoice.parse(layer.plan_info[1024]["choice"])
+        assert chosen.bt == 256 and chosen.stream_k == want_sk, layer.plan_info[1024]
+        assert ((y.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+        assert KernelChoice.parse(layer.plan_info[1024]["choice"]) in {KernelChoice.parse(s.config["choice"])
+                                                                       for s in layer.specs()}
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+def test_forced_choice_too_big_for_shared_memory_is_refused():
+    """A forced choice whose stages do not fit one block's shared memory for the layer's format: a clear error naming
+    the layer and the choice, not a CUDA error at launch."""
+    from vllm_humming.desc import DescError
+
+    qw = quantize_weight(torch.randn(256, 1024, device="cuda") * 0.05, WeightDesc.parse("w:uint8b128,s:channel:bfloat16"),
+                         name="too_big")
+    choice = KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True)
+    layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(64): choice})
+    with pytest.raises(DescError, match="too_big.*bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma.*shared memory"):
+        layer(torch.randn(64, 1024, device="cuda", dtype=torch.bfloat16))
 
 
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16",
@@ -287,7 +323,16 @@ def _run_stage_shapes(choice, m):
         _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
     if m == 64:
         for desc in FORMATS:
-            _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+            if _fits_smem(desc, choice):
+                _run(desc, 1000, 2048 + 64, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+
+
+def _fits_smem(desc_str, choice):
+    """Whether the choice's stages fit one block's shared memory for this format (the 256-token two-atom tiles do
+    not with 8-bit codes; a forced choice that does not fit is refused by the layer: test_forced_choice_too_big)."""
+    fp = format_params(WeightDesc.parse(desc_str))
+    gps = groups_per_stage(fp.group, choice.block_k)
+    return choice.smem_bytes(fp.bits, gps, fp.zero_mode != 0, fp.group) <= 232448
 
 
 # Two 64-column atoms per stage in the cp.async wgmma kernel (one swizzled kBT x 64 sub-tile per atom, fragment buffer =
@@ -316,7 +361,9 @@ WGMMA_TMA = [KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True),
              KernelChoice(128, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True),
              KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", tma_x=True),
              KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True),
-             KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", tma_x=True)]
+             KernelChoice(64, 8, 1, 1, 1, 6, mma="wgmma", tma_x=True),
+             KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True),    # 128 rows x 256 tokens: m64n256k16
+             KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True)]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
@@ -335,7 +382,8 @@ def test_wgmma_tma_x(choice, m, monkeypatch):
 # and a one-atom 64-token tile.
 BULK_TMA = [KernelChoice(128, 8, 2, 1, 2, 3, "bulk", "wgmma", tma_x=True),
             KernelChoice(128, 8, 1, 1, 2, 4, "bulk", "wgmma", tma_x=True),
-            KernelChoice(64, 8, 1, 1, 1, 6, "bulk", "wgmma", tma_x=True)]
+            KernelChoice(64, 8, 1, 1, 1, 6, "bulk", "wgmma", tma_x=True),
+            KernelChoice(256, 8, 1, 1, 1, 4, "bulk", "wgmma", tma_x=True)]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
@@ -350,7 +398,8 @@ def test_bulk_tma_x(choice, m, monkeypatch):
         _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
     if m == 64:
         for desc in FORMATS:
-            _run(desc, 1000, 2176, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
+            if _fits_smem(desc, choice):
+                _run(desc, 1000, 2176, m, choice, dtype=torch.float16 if "float16" in desc else torch.bfloat16)
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

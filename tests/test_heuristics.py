@@ -5,7 +5,7 @@ import os
 import pytest
 
 from vllm_humming.tuning.heuristics import (KernelChoice, M_BUCKETS, all_choices, arch_info, choose_direct_splits,
-                                            choose_kernel, choose_splits)
+                                            choose_kernel, choose_splits, wave_cliff_twin)
 
 ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"]
 
@@ -110,6 +110,22 @@ def test_default_prefill_m():
     from vllm_humming.tuning.heuristics import default_prefill_m
 
     assert default_prefill_m("sm_90a") == 1024 and default_prefill_m("sm_80") == 128
+    # session 18: codes of <= 4 bits run the 256-token tiles up to 2047 tokens on sm_90a
+    assert default_prefill_m("sm_90a", 4) == default_prefill_m("sm_90a", 3) == 2048
+    assert default_prefill_m("sm_90a", 8) == 1024 and default_prefill_m("sm_89", 4) == 128
+
+
+def test_wave_cliff_twin_and_rule():
+    from vllm_humming.tuning.heuristics import split_grid_on_wave_cliff
+
+    c = KernelChoice.parse("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma")
+    assert wave_cliff_twin(c) == KernelChoice.parse("bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma")
+    for other in ("bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma", "bt128_wn8_tm2_wk1_ak2_s3_tma_wgmma",
+                  "bt128_wn8_tm1_wk1_ak1_s4_bulk_wgmma"):
+        assert wave_cliff_twin(KernelChoice.parse(other)) is None
+    # 6144x4096 at M=1024: 4 x 48 tiles on 132 slots (two waves, the second 45 % full); 28672x4096: 4 x 224
+    assert split_grid_on_wave_cliff(192, 132) and not split_grid_on_wave_cliff(896, 132)
+    assert not split_grid_on_wave_cliff(128, 132) and split_grid_on_wave_cliff(96, 132)
 
 
 def test_choice_validation():
@@ -206,8 +222,9 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
             wide = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=28672)
             if bits == 8:   # 8-bit integer codes at 129-256 on wide layers: three math warpgroups (session 14)
                 assert (wide.wgmma, wide.pipeline, wide.block_n) == (True, "bulk", 192)
-            else:
-                assert (wide.wgmma, wide.tiles_m, wide.block_n) == (True, 2, 256)
+            else:   # session 18: 128 rows x 256 tokens (m64n256k16), stream-K at 129-256 tokens
+                assert (wide.wgmma, wide.bt, wide.tiles_m, wide.block_n, wide.stream_k) == \
+                    (True, 256, 1, 128, bucket == 256)
             assert wide in all_choices("sm_90a", bits, group)
         # 129-256 tokens on a narrow layer with K <= 4096: codes of <= 4 bits stream-K over 256-row tiles (session
         # 14), 8-bit codes the bulk kernel's 128-row tiles
@@ -367,7 +384,8 @@ def test_session10_rules():
         assert pick(bucket, 4, 4096, 14336) != bulk and pick(bucket, 4, 28672, 4096) != bulk
         assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
-    assert pick(257, 4, 6144, 4096) == pick(1023, 4, 6144, 4096) != bulk      # 257+ tokens: 256-row cp.async tiles
+    assert pick(257, 4, 6144, 4096) == pick(512, 4, 6144, 4096) != bulk       # 257+ tokens: 256-row cp.async tiles
+    assert pick(513, 4, 6144, 4096) == pick(2047, 4, 6144, 4096) == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"   # s18
     assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # 64 tokens keep the cp.async kernel
     assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # two atoms: int3 since s16 (TMA x: s17)
     assert pick(64, 8, 6144, 4096, group=0) == "bt64_wn8_tm1_wk1_ak1_s6_tma_wgmma"   # int8 keeps one
@@ -494,7 +512,7 @@ def test_session12_large_m_rules():
     def pick(m, n, k, bits=4, group=128, flt=False, arch="sm_90a"):
         return choose_kernel(arch, m, bits, group, k=k, n=n, float_family=flt)
 
-    assert M_BUCKETS[-2:] == (256, 1 << 30)
+    assert M_BUCKETS[-3:] == (256, 512, 1 << 30)
     for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
         allc = all_choices("sm_90a", bits, group, False, flt)
         for m in (33, 64):
@@ -519,16 +537,20 @@ def test_session12_large_m_rules():
                                       else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
             assert pick(m, 28672, 4096, bits, group, flt).short() == (
                 "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
+                else "bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma" if m > 128   # session 18
                 else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
         assert pick(128, 4096, 14336, bits, group, flt).short() == (
             "bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
-        for m in (257, 512, 1023):
+        for m in (257, 512, 513, 1023, 2047):
             for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
                 assert c in allc
                 if bits == 8:      # 8-bit codes: the bulk kernel (three math warpgroups, session 14) on every layer
                     assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
+                elif m > 512:      # session 18: 128 rows x 256 tokens, split-K (its stream-K twin on wave cliffs)
+                    assert c.short() == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"
+                    assert wave_cliff_twin(c) in allc and wave_cliff_twin(c).stream_k
                 else:              # five stages since session 14, three of two atoms since session 16
                     # TMA x tiles on narrow layers since session 17
                     assert c.short() == "bt128_wn8_tm2_wk1_ak2_s3_sk" + ("_tma" if n < 16384 else "") + "_wgmma"

@@ -26,7 +26,7 @@ from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
                                  choose_splits, default_prefill_m, groups_per_stage, has_bulk, m_bucket,
-                                 M_BUCKETS)
+                                 M_BUCKETS, split_grid_on_wave_cliff, wave_cliff_twin)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -295,17 +295,19 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
 
     desc = WeightDesc.parse(desc_str)
     fp = format_params(desc)
-    prefill_m = prefill_m if prefill_m is not None else int(os.environ.get("HUMMING_PREFILL_M", default_prefill_m(arch)))
+    prefill_m = prefill_m if prefill_m is not None else int(os.environ.get("HUMMING_PREFILL_M",
+                                                                           default_prefill_m(arch, fp.bits)))
     specs, seen, lo = [], set(), 1
     for b in M_BUCKETS:
         if lo >= prefill_m:
             break
         lo = b + 1
         c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n, float_family=fp.family == "float")
-        if c in seen:
-            continue
-        seen.add(c)
-        specs.append(_spec(fp, c, dtype, arch, desc_str))
+        for c in (c, wave_cliff_twin(c)):   # (+ the stream-K twin a plan may launch instead: GemmLayer._plan)
+            if c is None or c in seen:
+                continue
+            seen.add(c)
+            specs.append(_spec(fp, c, dtype, arch, desc_str))
     specs.append(dequant_spec(fp, dtype, arch, desc_str))
     return specs
 
@@ -352,12 +354,12 @@ class GemmLayer:
         self.arch = current_arch(self.device)
         props = torch.cuda.get_device_properties(self.device)
         self.info = arch_info(self.arch, props.multi_processor_count)
-        self._buckets: Dict[int, _Bucket] = {}
+        self._buckets: Dict[object, _Bucket] = {}   # M bucket (or (bucket, "stream_k_twin")) -> kernel
         self._plans: Dict[int, tuple] = {}
         self.plan_info: Dict[int, dict] = {}    # M -> what _plan chose (grid, splits, shared memory, registers)
         self._expander = None
         # M at and above which the layer dequantizes to a scratch matrix and calls cuBLAS (prefill); env override
-        self.prefill_m = int(os.environ.get("HUMMING_PREFILL_M", default_prefill_m(self.arch)))
+        self.prefill_m = int(os.environ.get("HUMMING_PREFILL_M", default_prefill_m(self.arch, self.fp.bits)))
         self._lock = threading.Lock()
         self._repack(qw)
         self._tickets = torch.zeros(4096, dtype=torch.int32, device=self.device)
@@ -464,6 +466,11 @@ class GemmLayer:
         if bucket in self._forced:
             c = self._forced[bucket]
             why = c.unsupported_reason(self.arch, self.k, self.fp.group)
+            smem = c.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, c.block_k), self.fp.zero_mode != 0,
+                                self.fp.group)
+            if not why and not c.direct and smem > self.info.smem_per_block:
+                why = (f"its stages take {smem} bytes of shared memory for this format, the device allows "
+                       f"{self.info.smem_per_block} per block (fewer stages, or a smaller tile)")
             if why:
                 raise DescError(f"layer {self.name!r} ({self.desc}): forced kernel choice {c.short()} for M bucket "
                                 f"{bucket}: {why}")
@@ -484,10 +491,11 @@ class GemmLayer:
     def specs(self) -> List:
         out, seen = [], set()
         for b in self._kernel_buckets():
-            c = self._choice(b)
-            if c not in seen:
-                seen.add(c)
-                out.append(_spec(self.fp, c, self.dtype, self.arch, str(self.desc)))
+            base = self._choice(b)
+            for c in (base, self._twin(base)):   # (+ the stream-K twin a plan may launch instead: _plan)
+                if c is not None and c not in seen:
+                    seen.add(c)
+                    out.append(_spec(self.fp, c, self.dtype, self.arch, str(self.desc)))
         return out
 
     def warmup(self):
@@ -499,19 +507,33 @@ class GemmLayer:
         compile_many(self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))])
         for b in self._kernel_buckets():
             self._bucket(b)
+            if self._twin(self._choice(b)) is not None:
+                self._bucket(b, twin=True)
         self._expander_fn()
 
-    def _bucket(self, bucket: int) -> _Bucket:
-        bk = self._buckets.get(bucket)
+    def _twin(self, choice: KernelChoice) -> Optional[KernelChoice]:
+        """The stream-K twin of a bucket's choice (heuristics.wave_cliff_twin), unless the bucket's choice was forced
+        (tests, tuning: they time exactly what they name) or the twin does not fit shared memory."""
+        if choice in self._forced.values():
+            return None
+        twin = wave_cliff_twin(choice)
+        if twin is None or twin.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, twin.block_k),
+                                           self.fp.zero_mode != 0, self.fp.group) > self.info.smem_per_block:
+            return None
+        return twin
+
+    def _bucket(self, bucket: int, twin: bool = False) -> _Bucket:
+        key = (bucket, "stream_k_twin") if twin else bucket
+        bk = self._buckets.get(key)
         if bk is not None:
             return bk
         with self._lock:
-            bk = self._buckets.get(bucket)
+            bk = self._buckets.get(key)
             if bk is not None:
                 return bk
             from ..jit import Launcher, compile_kernel, load_kernel
 
-            choice = self._choice(bucket)
+            choice = self._twin(self._choice(bucket)) if twin else self._choice(bucket)
             art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)))
             fn = load_kernel(art, self.device)
             smem = choice.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, choice.block_k),
@@ -531,7 +553,7 @@ class GemmLayer:
             bk.blocks_by_regs = max(1, min(65536 // (regs * choice.threads), 2048 // choice.threads, 32))
             by_smem = self.info.smem_per_sm // max(1, smem + 1024)
             bk.blocks_per_sm = max(1, min(bk.blocks_by_regs, by_smem))
-            self._buckets[bucket] = bk
+            self._buckets[key] = bk
             return bk
 
     # -- prefill: dequantize to a scratch bf16/fp16 matrix, then cuBLAS ---------------------------------------
@@ -553,6 +575,13 @@ class GemmLayer:
             c = bk.choice
             m_tiles = -(-m // c.bt)
             n_tiles = -(-self.n16 // c.block_n)
+            if self._twin(c) is not None:
+                # a 256-token split-K grid whose last wave would leave over a fifth of the slots idle runs as its
+                # stream-K twin (heuristics.wave_cliff_twin)
+                splits, _ = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
+                if split_grid_on_wave_cliff(m_tiles * n_tiles * splits, self.info.sms * bk.blocks_per_sm):
+                    bk = self._bucket(m_bucket(m), twin=True)
+                    c = bk.choice
             smem = bk.smem
             slots = self.info.sms * bk.blocks_per_sm
             if c.bulk or c.stream_k:

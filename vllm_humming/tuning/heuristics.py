@@ -7,12 +7,14 @@ N, K, bits); set ``HUMMING_PRINT_CHOICE=1`` to print every choice as it is made.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
-           "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m",
+           "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
+           "split_grid_on_wave_cliff",
            "all_choices"]
 
 
@@ -292,18 +294,45 @@ def arch_info(arch: str, sms: int = 0) -> ArchInfo:
     return ArchInfo(arch, sms or base[0], base[1], base[2])
 
 
-M_BUCKETS = (8, 16, 32, 64, 128, 256, 1 << 30)
+# (512: 257-512 tokens keep the 128-token tiles -- a 256-token tile would compute up to twice the rows there --,
+# 513+ take 256-token tiles: session 18)
+M_BUCKETS = (8, 16, 32, 64, 128, 256, 512, 1 << 30)
 # split-K partial sums of a wgmma call stay under this many bytes (they live in L2, 60 MB on an H200)
 WGMMA_PARTIAL_BYTES = 24 << 20
 # N from which a layer counts as wide for the large-M choice (choose_kernel)
 WIDE_N = 16384
 
 
-def default_prefill_m(arch: str) -> int:
+def default_prefill_m(arch: str, bits: int = 8) -> int:
     """M at and above which a layer dequantizes its weight to a scratch matrix and calls cuBLAS instead of running
     the GEMM kernel ($HUMMING_PREFILL_M overrides).  sm_90a has the wgmma kernels, which beat expand + cuBLAS below
-    M ~ 1024 on the H200 (session-4 sweeps: M=256 geomean 0.57x vs 0.55x cuBLAS; at M=1024 0.71x vs 0.75x)."""
-    return 1024 if arch == "sm_90a" else 128
+    M ~ 1024 on the H200 (session-4 sweeps: M=256 geomean 0.57x vs 0.55x cuBLAS; at M=1024 0.71x vs 0.75x).
+    Codes of <= 4 bits up to 2047 tokens since session 18: the 256-token tiles (128 weight rows x 256 tokens, one
+    m64n256k16 per k16 step) against expand + cuBLAS, int4, x cuBLAS of the same run (results/h200-2026-12-02-s18/
+    c_sweep_bt256.txt vs a_bench_prefill_expand.log), 6144x4096 / 28672x4096 / 4096x14336: M=1024 0.80 (stream-K)
+    / 0.95 / 0.86 vs 0.80 / 0.84 / 0.85; M=2048 0.92 / 0.92 / 0.89 vs 0.81 / 0.87 / 0.88; at M=4096 expand + cuBLAS
+    stays ahead (0.87 / 0.89 / 0.91 vs 0.95 geomean in session 17)."""
+    if arch != "sm_90a":
+        return 128
+    return 2048 if bits <= 4 else 1024
+
+
+def wave_cliff_twin(choice: "KernelChoice") -> Optional["KernelChoice"]:
+    """The stream-K twin (same tile, same stages, a persistent grid over (tile, stage) units) of a 256-token
+    split-K tile, or None.  The layer's plan launches the twin instead where the split-K grid would leave many
+    SMs idle in its last wave (split_grid_on_wave_cliff): 6144x4096 at M=1024 is 192 tiles on 132 SMs, two
+    waves, the second 45 % full -- int4 99.9 us split-K vs 87.6 us stream-K; on full waves split-K wins
+    (28672x4096 M=1024, 896 tiles: 373.4 vs 415.4 us; results/h200-2026-12-02-s18/c_sweep_bt256.txt)."""
+    if choice.bt == 256 and choice.wgmma and choice.pipeline == "cp_async" and not choice.stream_k and not choice.cluster:
+        return dataclasses.replace(choice, stream_k=True)
+    return None
+
+
+def split_grid_on_wave_cliff(blocks: int, slots: int) -> bool:
+    """Whether a one-shot grid of `blocks` on `slots` resident slots wastes over a fifth of its last-wave slots
+    (blocks / (waves * slots) < 0.8)."""
+    waves = -(-blocks // max(1, slots))
+    return blocks < 0.8 * waves * slots
 
 
 def m_bucket(m: int) -> int:
@@ -614,6 +643,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # codes of <= 4 bits, 65-256 tokens: two atoms per stage (session 16, results/h200-2026-12-02-s16/
                     # a_sweep_ak2_m256_*.txt; int4: session 15, g_sweep_i4_ak2_m256.txt), us, new vs old default,
                     # int4 / int3 / MXFP4 (8-bit codes tie or lose and keep the choices below):
+                    if n >= WIDE_N and bucket > 128:
+                        # wide, 129-256 tokens: 128 rows x 256 tokens as stream-K (session 18: 28672x4096 M=256
+                        # 102.8 vs 108.4 us for the 256-row x 128-token stream-K tile, results/h200-2026-12-02-s18/
+                        # c_sweep_bt256.txt; both compute 256 token rows per tile at any M in the bucket)
+                        cands.append(KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
                     if n >= WIDE_N:
                         # wide: 256-row tiles, three stages of two atoms; from 129 tokens as stream-K.  28672x4096
                         # M=128 55.7 / 52.9 / 59.7 vs 56.7 / 58.0 / 60.5; M=256 109.7 / 105.6 / 115.1 vs 112.9 /
@@ -635,6 +669,16 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                         # narrow, K > 4096: 256-row split-K tiles.  4096x14336 M=128 35.8 / 35.2 / 37.4 vs 36.5 /
                         # 36.4 / 38.0; M=256 57.7 / 56.2 / 61.2 vs 60.1 / 60.2 / 62.8
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"))
+                if bucket > 512 and bits <= 4:
+                    # codes of <= 4 bits, 513 tokens up to the prefill threshold (2047): 128 weight rows x 256 tokens
+                    # per block -- one m64n256k16 per k16 step and warpgroup: half the MMA instructions and groups
+                    # of the 256-row x 128-token tile at the same 128 accumulators, 166 registers instead of 255.
+                    # int4, us, 6144x4096 / 28672x4096 / 4096x14336 (results/h200-2026-12-02-s18/c_sweep_bt256.txt),
+                    # vs the 256-row split-K TMA tile / the old default (stream-K 256-row): M=512 49.9 / 201.6 / 94.7
+                    # vs 52.6 / 214.2 / 96.9 / 52.8 / 209.0 / 105.5; M=1024 99.9 (87.6 as the stream-K twin, see
+                    # wave_cliff_twin) / 373.4 / 180.9 vs 105.2 / 386.9 / 185.7; M=2048 167.2 / 807.8 / 395.8 vs
+                    # 166.9 / 812.5 / 382.1.
+                    cands.append(KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True))
                 if bucket > 256:
                     # 257 tokens up to the prefill threshold: 256 weight rows per block on every layer.  M=512, us:
                     # 6144x4096 55.7 vs 62.5 (bulk), 4096x14336 107.4 vs 116.3 (128-row tiles); the wide layer as
@@ -797,6 +841,9 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_
                         for cluster in (False, True):   # HUMMING_CLUSTER off / on
                             c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
                                               float_family=fam, cluster=cluster)
+                            twin = wave_cliff_twin(c)   # launched instead of c on a wave cliff (ops/gemm.py)
+                            if twin is not None and twin not in seen:
+                                seen.append(twin)
                             if c not in seen:
                                 seen.append(c)
     return seen
