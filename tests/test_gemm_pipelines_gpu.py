@@ -250,6 +250,10 @@ def test_large_m_default_choices(desc, m, monkeypatch):
         _check_default_choice(desc, n, k, m, "large_m")
 
 
+def _wgmma_ok():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 def test_wave_cliff_runs_the_stream_k_twin(monkeypatch):
     """Session 18: a 256-token split-K grid that would leave its last wave under 80 % full launches its stream-K twin
@@ -293,10 +297,6 @@ def test_narrow_default_choices(desc, m):
     reference, the output poisoned before the call."""
     for n, k in [(6000, 4096), (4000, 1088)]:
         _check_default_choice(desc, n, k, m, "narrow")
-
-
-def _wgmma_ok():
-    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 
 
 WGMMA = [KernelChoice(16, 4, 1, 1, 1, 4, mma="wgmma"), KernelChoice(64, 4, 2, 1, 1, 4, mma="wgmma"),
