@@ -13,6 +13,9 @@
 //
 // The map is a __grid_constant__ kernel parameter; its generic address is what the copy instruction takes.
 //
+// Two users: the cp.async wgmma kernel (gemm_wna16.cuh, tma_load_x: every thread executes the predicated copy, thread 0
+// alone issues it) and the bulk wgmma kernel (gemm_wna16_sm90.cuh, tma_copy_box: its producer warp branches freely).
+//
 // Measured and not kept (session 17): the W atoms and group scales as bulk copies on the same slot barrier too, so
 // that the math threads issue no copies at all -- slower everywhere on the H200 (int4, M=64: 15.0 / 40.1 / 22.6 vs
 // 14.6 / 36.7 / 21.8 us; M=256: 30.5 / 110.8 / 56.8 vs 28.2 / 106.7 / 54.0; results/h200-2026-12-02-s17/
