@@ -466,8 +466,7 @@ class GemmLayer:
         if bucket in self._forced:
             c = self._forced[bucket]
             why = c.unsupported_reason(self.arch, self.k, self.fp.group)
-            smem = c.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, c.block_k), self.fp.zero_mode != 0,
-                                self.fp.group)
+            smem = self._stage_smem(c)
             if not why and not c.direct and smem > self.info.smem_per_block:
                 why = (f"its stages take {smem} bytes of shared memory for this format, the device allows "
                        f"{self.info.smem_per_block} per block (fewer stages, or a smaller tile)")
@@ -517,10 +516,14 @@ class GemmLayer:
         if choice in self._forced.values():
             return None
         twin = wave_cliff_twin(choice)
-        if twin is None or twin.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, twin.block_k),
-                                           self.fp.zero_mode != 0, self.fp.group) > self.info.smem_per_block:
+        if twin is None or self._stage_smem(twin) > self.info.smem_per_block:
             return None
         return twin
+
+    def _stage_smem(self, choice: KernelChoice) -> int:
+        """Dynamic shared memory of a choice for this layer's format (KernelChoice.smem_bytes)."""
+        return choice.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, choice.block_k),
+                                 self.fp.zero_mode != 0, self.fp.group)
 
     def _bucket(self, bucket: int, twin: bool = False) -> _Bucket:
         key = (bucket, "stream_k_twin") if twin else bucket
@@ -536,8 +539,7 @@ class GemmLayer:
             choice = self._twin(self._choice(bucket)) if twin else self._choice(bucket)
             art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)))
             fn = load_kernel(art, self.device)
-            smem = choice.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, choice.block_k),
-                                     self.fp.zero_mode != 0, self.fp.group)
+            smem = self._stage_smem(choice)
             if choice.direct:
                 # sized per launch (the plan); allow the most a block may take beside the static shared memory
                 smem = self.info.smem_per_block - fn.static_smem
