@@ -7,12 +7,7 @@
 . scripts/h200_setup.sh
 call_results a
 ncu_case bt256_m1024_w28672 $I4 28672 4096 1024 bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma
-step 120 ncu --clock-control none --profile-from-start off --section SpeedOfLight --section WarpStateStats \
-  --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis -o /tmp/up_m1024 -f \
-  python3 scripts/profile_upstream.py w4a16-int4-g128 28672 4096 1024 >$R/up.log 2>&1
-ncu -i /tmp/up_m1024.ncu-rep --page details >$R/up_m1024_details.txt 2>&1
-grep -E "Duration|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Grid Size|Block Size|Dynamic Shared|Issue Slots Busy|Eligible" \
-  $R/up_m1024_details.txt | head -14; pack
+ncu_upstream up_m1024_w28672 w4a16-int4-g128 28672 4096 1024
 step 200 python3 -m vllm_humming.bench --formats w3a16-int3-g128,w4a16-mxfp4 --ms 256,1024 --cold none --no-eager \
   --json $R/bench_int3_mxfp4.json >$R/bench_int3_mxfp4.log 2>&1; grep -A6 "^Summary" $R/bench_int3_mxfp4.log; pack
 for pm in 1024 2048; do

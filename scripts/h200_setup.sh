@@ -56,3 +56,13 @@ ncu_case() {
   awk '{print $1, $NF}' "$R/$1_stalls.txt" | sed 's/smsp__average_warps_issue_stalled_//;s/_per_issue_active.ratio//' \
     | sort -k2 -g -r | head -8 | tr '\n' ';'; echo; pack
 }
+# ncu_upstream NAME FORMAT N K M: upstream humming's layer (optional peer) under ncu, one profiled call
+# (scripts/profile_upstream.py), its launch / occupancy / throughput lines printed.
+ncu_upstream() {
+  step 120 ncu --clock-control none --profile-from-start off --section SpeedOfLight --section WarpStateStats \
+    --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis -o "/tmp/$1" -f \
+    python3 scripts/profile_upstream.py "$2" "$3" "$4" "$5" >"$R/$1.log" 2>&1
+  ncu -i "/tmp/$1.ncu-rep" --page details >"$R/$1_details.txt" 2>&1
+  grep -E "Duration|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Grid Size|Block Size|Dynamic Shared|Issue Slots Busy|Eligible" \
+    "$R/$1_details.txt" | head -14; pack
+}
