@@ -5,7 +5,8 @@ import os
 import pytest
 
 from vllm_humming.tuning.heuristics import (KernelChoice, M_BUCKETS, all_choices, arch_info, choose_direct_splits,
-                                            choose_kernel, choose_splits, wave_cliff_twin)
+                                            choose_kernel, choose_splits, wave_cliff_twin,
+                                            wide_rows_sibling)
 
 ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"]
 
@@ -126,6 +127,26 @@ def test_wave_cliff_twin_and_rule():
     # 6144x4096 at M=1024: 4 x 48 tiles on 132 slots (two waves, the second 45 % full); 28672x4096: 4 x 224
     assert split_grid_on_wave_cliff(192, 132) and not split_grid_on_wave_cliff(896, 132)
     assert not split_grid_on_wave_cliff(128, 132) and split_grid_on_wave_cliff(96, 132)
+
+
+def test_wide_rows_sibling_and_cost_model():
+    """Session 19: the 192-row sibling of the 128-row x 256-token split-K tile (three warpgroups, five one-atom
+    stages), offered first among a plan's alternatives; the row-wave cost picks it where its grid needs fewer waves of
+    work -- 6144x4096 at M=1024 (4 x 32 tiles: one wave, against two waves of 4 x 48) -- and not on 28672x4096 (600
+    tiles in 5 waves of 192 rows cost more than 896 in 7 waves of 128) or 4096x14336 (one wave each)."""
+    from vllm_humming.tuning.heuristics import plan_alternatives, plan_row_waves, wide_rows_sibling
+
+    c = KernelChoice.parse("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma")
+    sib = wide_rows_sibling(c)
+    assert sib.short() == "bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma" and sib.block_n == 192 and sib.threads == 384
+    assert [t for t, _ in plan_alternatives(c)] == ["wide_rows", "stream_k_twin"]
+    for other in ("bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma", "bt128_wn8_tm2_wk1_ak2_s3_tma_wgmma",
+                  "bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma", "bt128_wn8_tm1_wk1_ak1_s4_bulk_wgmma"):
+        assert wide_rows_sibling(KernelChoice.parse(other)) is None
+    assert plan_alternatives(KernelChoice.parse("bt128_wn8_tm2_wk1_ak2_s3_tma_wgmma")) == []
+    assert plan_row_waves(4 * 32, 132, 192, 64) < plan_row_waves(4 * 48, 132, 128, 64)
+    assert plan_row_waves(4 * 150, 132, 192, 64) > plan_row_waves(4 * 224, 132, 128, 64)
+    assert plan_row_waves(4 * 22, 132, 192, 224) > plan_row_waves(4 * 32, 132, 128, 224)
 
 
 def test_choice_validation():
@@ -551,6 +572,8 @@ def test_session12_large_m_rules():
                 elif m > 512:      # session 18: 128 rows x 256 tokens, split-K (its stream-K twin on wave cliffs)
                     assert c.short() == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"
                     assert wave_cliff_twin(c) in allc and wave_cliff_twin(c).stream_k
+                    # session 19: and its 192-row sibling where its waves cost less (GemmLayer._plan)
+                    assert wide_rows_sibling(c) in allc and wide_rows_sibling(c).block_n == 192
                 else:              # five stages since session 14, three of two atoms since session 16
                     # TMA x tiles on narrow layers since session 17
                     assert c.short() == "bt128_wn8_tm2_wk1_ak2_s3_sk" + ("_tma" if n < 16384 else "") + "_wgmma"

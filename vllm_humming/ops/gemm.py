@@ -26,7 +26,7 @@ from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
                                  choose_splits, default_prefill_m, groups_per_stage, has_bulk, m_bucket,
-                                 M_BUCKETS, split_grid_on_wave_cliff, wave_cliff_twin)
+                                 M_BUCKETS, plan_alternatives, plan_row_waves, split_grid_on_wave_cliff)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -303,8 +303,8 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
             break
         lo = b + 1
         c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n, float_family=fp.family == "float")
-        for c in (c, wave_cliff_twin(c)):   # (+ the stream-K twin a plan may launch instead: GemmLayer._plan)
-            if c is None or c in seen:
+        for c in [c] + [alt for _, alt in plan_alternatives(c)]:   # (+ what a plan may launch instead: _plan)
+            if c in seen:
                 continue
             seen.add(c)
             specs.append(_spec(fp, c, dtype, arch, desc_str))
@@ -354,7 +354,7 @@ class GemmLayer:
         self.arch = current_arch(self.device)
         props = torch.cuda.get_device_properties(self.device)
         self.info = arch_info(self.arch, props.multi_processor_count)
-        self._buckets: Dict[object, _Bucket] = {}   # M bucket (or (bucket, "stream_k_twin")) -> kernel
+        self._buckets: Dict[object, _Bucket] = {}   # M bucket (or (bucket, alternative tag)) -> kernel
         self._plans: Dict[int, tuple] = {}
         self.plan_info: Dict[int, dict] = {}    # M -> what _plan chose (grid, splits, shared memory, registers)
         self._expander = None
@@ -491,8 +491,8 @@ class GemmLayer:
         out, seen = [], set()
         for b in self._kernel_buckets():
             base = self._choice(b)
-            for c in (base, self._twin(base)):   # (+ the stream-K twin a plan may launch instead: _plan)
-                if c is not None and c not in seen:
+            for c in [base] + [alt for _, alt in self._alternatives(base)]:   # (+ what a plan may launch instead)
+                if c not in seen:
                     seen.add(c)
                     out.append(_spec(self.fp, c, self.dtype, self.arch, str(self.desc)))
         return out
@@ -506,27 +506,26 @@ class GemmLayer:
         compile_many(self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))])
         for b in self._kernel_buckets():
             self._bucket(b)
-            if self._twin(self._choice(b)) is not None:
-                self._bucket(b, twin=True)
+            for tag, _ in self._alternatives(self._choice(b)):
+                self._bucket(b, alt=tag)
         self._expander_fn()
 
-    def _twin(self, choice: KernelChoice) -> Optional[KernelChoice]:
-        """The stream-K twin of a bucket's choice (heuristics.wave_cliff_twin), unless the bucket's choice was forced
-        (tests, tuning: they time exactly what they name) or the twin does not fit shared memory."""
+    def _alternatives(self, choice: KernelChoice) -> List[Tuple[str, KernelChoice]]:
+        """What the plan may launch instead of a bucket's choice (heuristics.plan_alternatives: the wide-rows sibling,
+        the stream-K twin) -- none where the bucket's choice was forced (tests, tuning: they time exactly what they
+        name), and only those that fit shared memory for this layer's format."""
         if choice in self._forced.values():
-            return None
-        twin = wave_cliff_twin(choice)
-        if twin is None or self._stage_smem(twin) > self.info.smem_per_block:
-            return None
-        return twin
+            return []
+        return [(tag, alt) for tag, alt in plan_alternatives(choice)
+                if self._stage_smem(alt) <= self.info.smem_per_block]
 
     def _stage_smem(self, choice: KernelChoice) -> int:
         """Dynamic shared memory of a choice for this layer's format (KernelChoice.smem_bytes)."""
         return choice.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, choice.block_k),
                                  self.fp.zero_mode != 0, self.fp.group)
 
-    def _bucket(self, bucket: int, twin: bool = False) -> _Bucket:
-        key = (bucket, "stream_k_twin") if twin else bucket
+    def _bucket(self, bucket: int, alt: str = "") -> _Bucket:
+        key = (bucket, alt) if alt else bucket
         bk = self._buckets.get(key)
         if bk is not None:
             return bk
@@ -536,7 +535,7 @@ class GemmLayer:
                 return bk
             from ..jit import Launcher, compile_kernel, load_kernel
 
-            choice = self._twin(self._choice(bucket)) if twin else self._choice(bucket)
+            choice = dict(self._alternatives(self._choice(bucket)))[alt] if alt else self._choice(bucket)
             art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)))
             fn = load_kernel(art, self.device)
             smem = self._stage_smem(choice)
@@ -577,12 +576,24 @@ class GemmLayer:
             c = bk.choice
             m_tiles = -(-m // c.bt)
             n_tiles = -(-self.n16 // c.block_n)
-            if self._twin(c) is not None:
+            alts = dict(self._alternatives(c))
+            if "wide_rows" in alts:
+                # the 192-row sibling of a 128-row split-K tile where its waves cost less (heuristics.wide_rows_sibling)
+                def row_waves(b_):
+                    sp, per_ = choose_splits(b_.choice, self.n16, self.k64, m, self.info, b_.blocks_per_sm, self.fp.bits)
+                    blocks = m_tiles * -(-self.n16 // b_.choice.block_n) * sp
+                    return plan_row_waves(blocks, self.info.sms * b_.blocks_per_sm, b_.choice.block_n, per_)
+                wide = self._bucket(m_bucket(m), alt="wide_rows")
+                if row_waves(wide) < row_waves(bk):
+                    bk, alts = wide, {}
+                    c = bk.choice
+                    n_tiles = -(-self.n16 // c.block_n)
+            if "stream_k_twin" in alts:
                 # a 256-token split-K grid whose last wave would leave over a fifth of the slots idle runs as its
                 # stream-K twin (heuristics.wave_cliff_twin)
                 splits, _ = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
                 if split_grid_on_wave_cliff(m_tiles * n_tiles * splits, self.info.sms * bk.blocks_per_sm):
-                    bk = self._bucket(m_bucket(m), twin=True)
+                    bk = self._bucket(m_bucket(m), alt="stream_k_twin")
                     c = bk.choice
             smem = bk.smem
             slots = self.info.sms * bk.blocks_per_sm

@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
+           "wide_rows_sibling", "plan_alternatives", "plan_row_waves",
            "split_grid_on_wave_cliff",
            "all_choices"]
 
@@ -326,6 +327,39 @@ def wave_cliff_twin(choice: "KernelChoice") -> Optional["KernelChoice"]:
     if choice.bt == 256 and choice.wgmma and choice.pipeline == "cp_async" and not choice.stream_k and not choice.cluster:
         return dataclasses.replace(choice, stream_k=True)
     return None
+
+
+def wide_rows_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
+    """The 192-row sibling of a 128-row x 256-token split-K tile: three warpgroups of m64n256k16 instead of two
+    (164 registers at 384 threads, no spills), five one-atom stages (three two-atom stages of 192 rows would overflow
+    shared memory).  Per tile it does 1.5x the work per stage barrier and reads each x tile for 1.5x the rows; what
+    decides is the grid: the layer's plan launches it where its waves of 192-row tiles cost less than the base
+    tile's waves of 128-row ones (plan_row_waves).  int4, us, same run (results/h200-2026-12-02-s19/b_sweep_wn12.txt),
+    base / sibling / base's stream-K twin: 6144x4096 M=1024 100.6 / **74.9** / 91.7 (192 -> 128 tiles: one wave; the
+    upstream peer 76.1 in the same call); 28672x4096 M=1024 378.0 / 380.4 (896 vs 600 tiles: 7 vs 5 waves, a tie);
+    4096x14336 M=1024 169.7 / 236.2 (128 vs 88 tiles: one wave each, the sibling's a third idle)."""
+    if (choice.bt == 256 and choice.warps_n == 8 and choice.tiles_m == 1 and choice.wgmma
+            and choice.pipeline == "cp_async" and not choice.stream_k and not choice.cluster):
+        return dataclasses.replace(choice, warps_n=12, atoms_k=1, stages=5)
+    return None
+
+
+def plan_alternatives(choice: "KernelChoice") -> List[Tuple[str, "KernelChoice"]]:
+    """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
+    GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin).  Every
+    alternative is compiled with the bucket's choice (specs, prewarm, strict no-JIT mode, CI's all_choices)."""
+    out = []
+    for tag, alt in (("wide_rows", wide_rows_sibling(choice)), ("stream_k_twin", wave_cliff_twin(choice))):
+        if alt is not None:
+            out.append((tag, alt))
+    return out
+
+
+def plan_row_waves(blocks: int, slots: int, block_n: int, atoms_per_block: int) -> int:
+    """The cost model that picks between a split-K tile and its wide-rows sibling: waves of resident blocks times the
+    work of one block (weight rows x atom columns), i.e. the rows x atoms one slot works through.  Ties keep the
+    bucket's choice."""
+    return -(-blocks // max(1, slots)) * block_n * atoms_per_block
 
 
 def split_grid_on_wave_cliff(blocks: int, slots: int) -> bool:
@@ -841,9 +875,9 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_
                         for cluster in (False, True):   # HUMMING_CLUSTER off / on
                             c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
                                               float_family=fam, cluster=cluster)
-                            twin = wave_cliff_twin(c)   # launched instead of c on a wave cliff (ops/gemm.py)
-                            if twin is not None and twin not in seen:
-                                seen.append(twin)
+                            for _, alt in plan_alternatives(c):   # launched instead of c per M (ops/gemm.py)
+                                if alt not in seen:
+                                    seen.append(alt)
                             if c not in seen:
                                 seen.append(c)
     return seen
