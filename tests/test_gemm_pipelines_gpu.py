@@ -230,7 +230,7 @@ def test_narrow_m64_default_choices(desc, m):
 
 
 @pytest.mark.parametrize("desc", FORMATS)
-@pytest.mark.parametrize("m", [33, 64, 65, 100, 128, 129, 256, 257, 700, 1024, 1500])
+@pytest.mark.parametrize("m", [33, 64, 65, 100, 128, 129, 256, 257, 448, 700, 1024, 1500])
 def test_large_m_default_choices(desc, m, monkeypatch):
     """Session 12's defaults from 33 tokens (sm_90a): 256-row tiles on wide layers at 33-64 tokens (and 65-128 since
     session 15), the three-warpgroup bulk kernel on narrow layers with K > 4096 at 129-256 tokens, 256-row tiles (stream-K on wide

@@ -126,7 +126,9 @@ def test_wave_cliff_twin_and_rule():
         assert wave_cliff_twin(KernelChoice.parse(other)) is None
     # 6144x4096 at M=1024: 4 x 48 tiles on 132 slots (two waves, the second 45 % full); 28672x4096: 4 x 224
     assert split_grid_on_wave_cliff(192, 132) and not split_grid_on_wave_cliff(896, 132)
-    assert not split_grid_on_wave_cliff(128, 132) and split_grid_on_wave_cliff(96, 132)
+    assert not split_grid_on_wave_cliff(128, 132) and split_grid_on_wave_cliff(200, 132)
+    # session 19: a one-wave grid is no cliff (6144x4096 at 385-512 tokens: 96 tiles on 132 SMs)
+    assert not split_grid_on_wave_cliff(96, 132)
 
 
 def test_wide_rows_sibling_and_cost_model():
@@ -405,8 +407,10 @@ def test_session10_rules():
         assert pick(bucket, 4, 4096, 14336) != bulk and pick(bucket, 4, 28672, 4096) != bulk
         assert pick(bucket, 4, 6144, 4160) != bulk           # K > 4096
         assert not choose_kernel("sm_90", bucket, 4, 128, k=4096, n=6144).wgmma
-    assert pick(257, 4, 6144, 4096) == pick(512, 4, 6144, 4096) != bulk       # 257+ tokens: 256-row cp.async tiles
+    assert pick(257, 4, 6144, 4096) == pick(384, 4, 6144, 4096) != bulk       # 257+ tokens: 256-row cp.async tiles
     assert pick(513, 4, 6144, 4096) == pick(2047, 4, 6144, 4096) == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"   # s18
+    assert pick(385, 4, 6144, 4096) == pick(512, 4, 6144, 4096) == pick(513, 4, 6144, 4096)   # narrow: s19
+    assert pick(512, 4, 28672, 4096) == pick(384, 4, 28672, 4096) != pick(513, 4, 28672, 4096)   # wide: 513+
     assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # 64 tokens keep the cp.async kernel
     assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # two atoms: int3 since s16 (TMA x: s17)
     assert pick(64, 8, 6144, 4096, group=0) == "bt64_wn8_tm1_wk1_ak1_s6_tma_wgmma"   # int8 keeps one
@@ -533,7 +537,7 @@ def test_session12_large_m_rules():
     def pick(m, n, k, bits=4, group=128, flt=False, arch="sm_90a"):
         return choose_kernel(arch, m, bits, group, k=k, n=n, float_family=flt)
 
-    assert M_BUCKETS[-3:] == (256, 512, 1 << 30)
+    assert M_BUCKETS[-4:] == (256, 384, 512, 1 << 30)
     for bits, group, flt in ((4, 128, False), (3, 128, False), (8, 0, False), (4, 32, True)):
         allc = all_choices("sm_90a", bits, group, False, flt)
         for m in (33, 64):
@@ -562,14 +566,15 @@ def test_session12_large_m_rules():
                 else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
         assert pick(128, 4096, 14336, bits, group, flt).short() == (
             "bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
-        for m in (257, 512, 513, 1023, 2047):
+        for m in (257, 384, 385, 512, 513, 1023, 2047):
             for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
                 assert c in allc
                 if bits == 8:      # 8-bit codes: the bulk kernel (three math warpgroups, session 14) on every layer
                     assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
-                elif m > 512:      # session 18: 128 rows x 256 tokens, split-K (its stream-K twin on wave cliffs)
+                elif m > 512 or (m > 384 and n < 16384):   # session 18: 128 rows x 256 tokens, split-K (its
+                    # stream-K twin on wave cliffs); session 19: from 385 tokens on narrow layers
                     assert c.short() == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"
                     assert wave_cliff_twin(c) in allc and wave_cliff_twin(c).stream_k
                     # session 19: and its 192-row sibling where its waves cost less (GemmLayer._plan)

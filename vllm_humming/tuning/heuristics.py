@@ -295,9 +295,10 @@ def arch_info(arch: str, sms: int = 0) -> ArchInfo:
     return ArchInfo(arch, sms or base[0], base[1], base[2])
 
 
-# (512: 257-512 tokens keep the 128-token tiles -- a 256-token tile would compute up to twice the rows there --,
-# 513+ take 256-token tiles: session 18)
-M_BUCKETS = (8, 16, 32, 64, 128, 256, 512, 1 << 30)
+# (384 / 512: 257-384 tokens keep the 128-token tiles -- a 256-token tile would compute up to twice the rows there --,
+# 385-512 take 256-token tiles on narrow layers (session 19: both tiles pad to 512 token rows there), 513+ on every
+# layer: session 18)
+M_BUCKETS = (8, 16, 32, 64, 128, 256, 384, 512, 1 << 30)
 # split-K partial sums of a wgmma call stay under this many bytes (they live in L2, 60 MB on an H200)
 WGMMA_PARTIAL_BYTES = 24 << 20
 # N from which a layer counts as wide for the large-M choice (choose_kernel)
@@ -363,10 +364,12 @@ def plan_row_waves(blocks: int, slots: int, block_n: int, atoms_per_block: int) 
 
 
 def split_grid_on_wave_cliff(blocks: int, slots: int) -> bool:
-    """Whether a one-shot grid of `blocks` on `slots` resident slots wastes over a fifth of its last-wave slots
-    (blocks / (waves * slots) < 0.8)."""
+    """Whether a one-shot grid of `blocks` on `slots` resident slots takes two or more waves and wastes over a fifth of
+    its last wave's slots (blocks / (waves * slots) < 0.8).  A one-wave grid is no cliff: its blocks all run at once,
+    and the stream-K twin's overhead outweighs the idle SMs it would use (6144x4096 at 385-512 tokens, 96 tiles on
+    132 SMs, int4: 48.7 / 49.5 us split-K vs 50.2 / 50.8 stream-K; results/h200-2026-12-02-s19/f_sweep_m400.txt)."""
     waves = -(-blocks // max(1, slots))
-    return blocks < 0.8 * waves * slots
+    return waves >= 2 and blocks < 0.8 * waves * slots
 
 
 def m_bucket(m: int) -> int:
@@ -703,7 +706,11 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                         # narrow, K > 4096: 256-row split-K tiles.  4096x14336 M=128 35.8 / 35.2 / 37.4 vs 36.5 /
                         # 36.4 / 38.0; M=256 57.7 / 56.2 / 61.2 vs 60.1 / 60.2 / 62.8
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"))
-                if bucket > 512 and bits <= 4:
+                if bits <= 4 and (bucket > 512 or (bucket > 384 and 0 < n < WIDE_N)):
+                    # (385-512 tokens on narrow layers since session 19, where both token tiles pad M to 512 rows:
+                    # int4, us, M = 400 / 448, vs the 128-token stream-K default: 6144x4096 48.7 / 49.5 vs 52.3 / 52.7,
+                    # 4096x14336 90.8 / 91.0 vs 103.9 / 106.0; the wide layer is mixed, 207.5 / 211.3 vs 214.1 / 201.9,
+                    # and keeps the 128-token tiles -- results/h200-2026-12-02-s19/f_sweep_m400.txt)
                     # codes of <= 4 bits, 513 tokens up to the prefill threshold (2047): 128 weight rows x 256 tokens
                     # per block -- one m64n256k16 per k16 step and warpgroup: half the MMA instructions and groups
                     # of the 256-row x 128-token tile at the same 128 accumulators, 166 registers instead of 255.
