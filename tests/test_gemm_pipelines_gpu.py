@@ -384,6 +384,36 @@ def test_wgmma_tma_x(choice, m, monkeypatch):
     _run_stage_shapes(choice, m)
 
 
+# Session 19 experiment (HUMMING_DEBUG_DEFINES=HUMMING_WG_DECOUPLED, gemm_wna16.cuh): the TMA-x split-K wgmma tiles of
+# two or three warpgroups without a block barrier in the main loop -- per-warpgroup weight copies and named barriers,
+# the x slot refilled by the last warpgroup to release it.  Each warpgroup's MMAs and epilogue are unchanged, so the
+# output must be bit-identical to the block-barrier loop.  (int4 g128: the release counter lives in the stage's
+# alignment padding, which formats without group scales do not have -- the kernel refuses them at compile time.)
+WG_DECOUPLED = [KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True), KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma", tma_x=True),
+                KernelChoice(256, 12, 1, 1, 1, 5, mma="wgmma", tma_x=True), KernelChoice(128, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True)]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", WG_DECOUPLED, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 64, 257, 1024])
+def test_wg_decoupled_experiment_is_bit_identical(choice, m, monkeypatch):
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    for n, k in [(6000, 4096), (1000, 1088), (16400, 1024), (300, 8200)]:
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc, name="wg_decoupled")
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        outs = []
+        for defines in ("", "HUMMING_WG_DECOUPLED"):
+            monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
+            layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            outs.append(layer(x, out=out).clone())
+        ref = reference_gemm(x.float(), qw)
+        assert not torch.isnan(outs[1]).any()
+        assert torch.equal(outs[0], outs[1]), (choice.short(), m, n, k)
+        assert ((outs[1].float() - ref).norm() / ref.norm()).item() < 1.2e-2
+
+
 # The bulk (warp-specialized, persistent stream-K) wgmma kernel with x through a tensor map: one producer warp issues
 # the box copies with the W and scale bulk copies onto one barrier per slot; two-atom stages (256- and 128-row tiles)
 # and a one-atom 64-token tile.

@@ -452,11 +452,30 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // x_phase bit s = the parity of slot s's next completion (the ring's waits on a slot happen in order).
   uint64_t* x_bar = reinterpret_cast<uint64_t*>(smem + Smem::kOffBars);
   uint32_t x_phase = 0;
+  // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_WG_DECOUPLED, session 19; split-K TMA-x wgmma tiles of two or more
+  // warpgroups): no block barrier in the main loop.  Each warpgroup copies its own weight rows and scales and meets
+  // only its own warps (named barrier 1 + wg); a ring slot's x tile is refilled by whichever warpgroup releases the
+  // slot last (a per-slot release counter in the stage's alignment padding, atomically incremented by one thread per
+  // warpgroup: the increment that makes it a multiple of the warpgroup count issues the TMA).  Under ncu the
+  // 256-token tile's two warpgroups drain the tensor pipe at every stage barrier (NOTES.md, session 19).
+#ifdef HUMMING_WG_DECOUPLED
+  constexpr bool kDecoupled = kTmaX && Cfg::kWgmma && !kStreamK && kCluster == 0 && Cfg::kWarpsN >= 8;
+#else
+  constexpr bool kDecoupled = false;
+#endif
+  constexpr int kGroups = kDecoupled ? Cfg::kWarpsN / 4 : 1;        // copy groups = warpgroups when decoupled
+  static_assert(!kDecoupled || Smem::kUsed + 4 <= Smem::kStage,
+                "HUMMING_WG_DECOUPLED: the release counter needs 4 bytes of the stage's 1 KB alignment padding");
+  auto release_count = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage + Smem::kUsed); };
   if constexpr (kTmaX) {
     // (the TMA unit zero-fills rows past M itself)
     if (tid == 0) {
 #pragma unroll 1
       for (int s = 0; s < Cfg::kStages; ++s) mbar_init(x_bar + s, 1);
+      if constexpr (kDecoupled) {
+#pragma unroll 1
+        for (int s = 0; s < Cfg::kStages; ++s) *release_count(s) = 0u;
+      }
       mbar_fence_init();
       tma_prefetch_map(x_map);
     }
@@ -483,8 +502,15 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     //   x : kBT rows x kBK/8 chunks; kThreads is a multiple of the chunks per row, so a thread's chunk column is fixed
     //       and its rows step by kThreads / (kBK/8).  Chunks are XOR-swizzled by row (ldmatrix then hits 8 banks).
     constexpr int kWChunksPerCol = (kBN / 16) * kAtomWords / 4;
-    constexpr int kWChunks = Cfg::kAtomsK * kWChunksPerCol;
-    constexpr int kWIters = ceil_div(kWChunks, kThreads);
+    // decoupled (kGroups > 1): copy group cg = the warpgroup, its kCopyThreads threads move its own atom rows (a
+    // contiguous 1/kGroups of every atom column) and its own rows' scales
+    constexpr int kCopyThreads = kThreads / kGroups;
+    constexpr int kWChunksPerColG = kWChunksPerCol / kGroups;
+    static_assert(kWChunksPerCol % kGroups == 0, "whole atom rows per warpgroup");
+    const int cg = kGroups > 1 ? tid / kCopyThreads : 0;
+    const int ct = kGroups > 1 ? tid % kCopyThreads : tid;
+    constexpr int kWChunks = Cfg::kAtomsK * kWChunksPerColG;
+    constexpr int kWIters = ceil_div(kWChunks, kCopyThreads);
     constexpr int kXChunksPerRow = kBK / 8;
     static_assert(kThreads % kXChunksPerRow == 0, "x copy plan: threads cover whole chunk columns");
     constexpr int kXRowStep = kThreads / kXChunksPerRow;
@@ -497,9 +523,9 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     bool w_ok[kWIters];         // chunk exists and its atom row is inside N
 #pragma unroll
     for (int i = 0; i < kWIters; ++i) {
-      const int c = i * kThreads + tid;
-      const int a = c / kWChunksPerCol;
-      const int rem = c % kWChunksPerCol;
+      const int c = i * kCopyThreads + ct;
+      const int a = c / kWChunksPerColG;
+      const int rem = kGroups > 1 ? cg * kWChunksPerColG + c % kWChunksPerColG : c % kWChunksPerCol;
       const int atom_row = n_atom0 + rem / (kAtomWords / 4);
       w_col[i] = a;
       w_ok[i] = (c < kWChunks) && (atom_row < n_atoms);
@@ -514,8 +540,10 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     const size_t w_stage_stride = Cfg::kAtomsK * w_col_stride;
     // group-scale chunks go to the LAST threads of the block (the first ones copy the activation rows)
     constexpr int kSChunksPerGroup = kBN / 8;
-    constexpr int kSChunks = Cfg::kGroupsPerStage * kSChunksPerGroup;
-    const int s_tid = kThreads - 1 - tid;
+    constexpr int kSChunksPerGroupG = kSChunksPerGroup / kGroups;   // a warpgroup's rows of one scale group
+    static_assert(kSChunksPerGroup % kGroups == 0, "whole scale chunks per warpgroup");
+    constexpr int kSChunks = Cfg::kGroupsPerStage * kSChunksPerGroupG;
+    const int s_tid = kCopyThreads - 1 - ct;
 
     // `slot` is the ring index; in the unrolled decode loop below it is a constant after inlining, so every
     // shared-memory address is a per-thread base plus an immediate and the loop spends no instructions on the ring.
@@ -527,13 +555,18 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
 #pragma unroll
         for (int i = 0; i < kWIters; ++i) {
           // chunks past the end of the W region do not exist (a zero-fill there would overwrite the x tile)
-          if (kWChunks % kThreads == 0 || i * kThreads + tid < kWChunks) {
+          if (kWChunks % kCopyThreads == 0 || i * kCopyThreads + ct < kWChunks) {
+            // (decoupled: chunk c of group cg sits at atom column c / kWChunksPerColG, row chunk cg * kWChunksPerColG
+            // + c % kWChunksPerColG of the stage's [column][row chunk] layout)
+            const int d = kGroups > 1 ? w_col[i] * kWChunksPerCol + cg * kWChunksPerColG +
+                                            (i * kCopyThreads + ct) % kWChunksPerColG
+                                      : i * kThreads + tid;
             if constexpr (Cfg::kAtomsK == 1) {
-              copy16_async_stream(dst + (i * kThreads + tid) * 4, w_src[i], w_ok[i]);   // ka0 < ka_end here
+              copy16_async_stream(dst + d * 4, w_src[i], w_ok[i]);   // ka0 < ka_end here
             } else {
               // a stage may run past the end of the split (or of K): those atom columns are zero-filled
               const bool valid = w_ok[i] && (ka0 + w_col[i] < ka_end);
-              copy16_async_stream(dst + (i * kThreads + tid) * 4, valid ? w_src[i] : w, valid);
+              copy16_async_stream(dst + d * 4, valid ? w_src[i] : w, valid);
             }
           }
           w_src[i] += w_stage_stride;
@@ -544,11 +577,11 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         const int grp0 = (unsigned)(ka0 * 64) / (unsigned)Cfg::kGroup;
         T* dst_s = stage_s(slot);
 #pragma unroll
-        for (int i = 0; i < ceil_div(kSChunks, kThreads); ++i) {
-          const int c = i * kThreads + s_tid;
-          if (kSChunks % kThreads == 0 || c < kSChunks) {
-            const int gi = c / kSChunksPerGroup;
-            const int ch = c % kSChunksPerGroup;
+        for (int i = 0; i < ceil_div(kSChunks, kCopyThreads); ++i) {
+          const int c = i * kCopyThreads + s_tid;
+          if (kSChunks % kCopyThreads == 0 || c < kSChunks) {
+            const int gi = c / kSChunksPerGroupG;
+            const int ch = cg * kSChunksPerGroupG + c % kSChunksPerGroupG;
             const bool valid = (grp0 + gi < num_groups) && (n0 + ch * 8 < N16);
             const size_t off = (size_t)(grp0 + gi) * N16 + n0 + ch * 8;
             copy16_async(dst_s + gi * kBN + ch * 8, valid ? gscale + off : gscale, valid);
@@ -560,14 +593,16 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       }
     };
     // Activations (written by the previous kernel: only after grid_dependency_wait()).
-    auto load_stage_x = [&](int it, int slot) {
+    // (kTmaX: the thread whose `issuer` is 0 issues the boxes -- thread 0, or under HUMMING_WG_DECOUPLED the last
+    // warpgroup to release the slot)
+    auto load_stage_x = [&](int it, int slot, int issuer) {
       const int ka0 = ka_begin + it * Cfg::kAtomsK;
       if constexpr (kTmaX) {
         // one box of kBT rows x 64 columns per atom, issued by thread 0; an atom past the split's end (a two-atom
         // stage that runs over it) is read from column K64 -- wholly outside x, so the unit fills it with zeros, as
         // the cp.async path does, and the byte count stays kAtomsK whole boxes
         tma_load_x<Cfg::kAtomsK>(stage_x(slot), kBT * 128, x_map, ka0 * 64, min(Cfg::kAtomsK, ka_end - ka0), K64, m0,
-                                 x_bar + slot, Cfg::kAtomsK * kBT * 128, tid);
+                                 x_bar + slot, Cfg::kAtomsK * kBT * 128, issuer);
         return;
       }
       {
@@ -612,7 +647,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     if (first && release_early) grid_dependents_launch();
     static_for<kDist>([&](auto s_) {
       constexpr int s = decltype(s_)::value;
-      if (s < num_stages_total) load_stage_x(s, s);
+      if (s < num_stages_total) load_stage_x(s, s, tid);
     });
     static_for<kDist>([&](auto) { cp_async_commit(); });
     // One pipeline step: wait for stage `it` (ring slot `slot`), refill the slot freed kMmaInFlight + 1 steps ago with
@@ -629,7 +664,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         fence_proxy_async_shared();
       }
       math.template wait_mma<kMmaInFlight>();   // wgmma: the MMAs that read the slot refilled below are done
-      __syncthreads();
+      if constexpr (kDecoupled) named_barrier_sync(1 + cg, kCopyThreads);   // this warpgroup only
+      else __syncthreads();
       if (it + kDist < num_stages_total) {
         const int refill = slot + kDist >= Cfg::kStages ? slot + kDist - Cfg::kStages : slot + kDist;
         // experiments only (wrong results): the main loop without the weight / activation copies -- what the math
@@ -638,7 +674,24 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         load_stage_w(it + kDist, refill);
 #endif
 #ifndef HUMMING_DEBUG_SKIP_X_COPY
-        load_stage_x(it + kDist, refill);
+        if constexpr (kDecoupled) {
+          // this warpgroup is done with slot `refill` (its weight rows and scales were refilled just above); its x
+          // tile is refilled by the warpgroup whose release completes the slot's count -- a predicated atomic, no
+          // branch in the wgmma loop
+          uint32_t before = 1u;
+          asm volatile(
+              "{\n"
+              "  .reg .pred p;\n"
+              "  setp.eq.s32 p, %2, 0;\n"
+              "  @p atom.shared.add.u32 %0, [%1], 1;\n"
+              "}\n"
+              : "+r"(before)
+              : "r"(smem_u32(release_count(refill))), "r"(ct)
+              : "memory");
+          load_stage_x(it + kDist, refill, (ct == 0 && before % kGroups == kGroups - 1) ? 0 : 1);
+        } else {
+          load_stage_x(it + kDist, refill, tid);
+        }
 #endif
       }
       cp_async_commit();
