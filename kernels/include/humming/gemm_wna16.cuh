@@ -677,13 +677,14 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
         if constexpr (kDecoupled) {
           // this warpgroup is done with slot `refill` (its weight rows and scales were refilled just above); its x
           // tile is refilled by the warpgroup whose release completes the slot's count -- a predicated atomic, no
-          // branch in the wgmma loop
+          // branch in the wgmma loop; acq_rel: the other warpgroup's completed reads of the slot happen before the
+          // copy that overwrites it (the mbarrier arrive of a producer / consumer pipeline plays this role elsewhere)
           uint32_t before = 1u;
           asm volatile(
               "{\n"
               "  .reg .pred p;\n"
               "  setp.eq.s32 p, %2, 0;\n"
-              "  @p atom.shared.add.u32 %0, [%1], 1;\n"
+              "  @p atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;\n"
               "}\n"
               : "+r"(before)
               : "r"(smem_u32(release_count(refill))), "r"(ct)
