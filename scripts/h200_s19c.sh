@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (Never ran as a whole -- no machine was lent for ~45 minutes; its M=1 sweep (without the M=16 one) and its ncu step
+# ran inline on the warm machine after call D: results/README.md, h200-2026-12-02-s19 c_* / e_*.)
 # Session 19, call C (carry .whl; ~8 minutes): (1) GPU tests of the 192-row sibling in the layer's plan (the plan test,
 # every format's default choices at 1024 / 1500 tokens, which now run it on 6144x4096); (2) decode blocks that cover
 # a whole K range with many K-warps (in-block reduction, no split-K workspace / tickets): one atom row (16 weight
