@@ -17,3 +17,10 @@ for def in "" HUMMING_WG_DECOUPLED; do
   HUMMING_DEBUG_DEFINES=$def SWEEP_TIMEOUT=100 sweep_case m256_$tag $I4 256 $SH $C256
   HUMMING_DEBUG_DEFINES=$def SWEEP_TIMEOUT=120 sweep_case m1024_$tag $I4 1024 $SH $C1024
 done
+# M=1, per-SM balance (session 19's lead): 28672x4096's default grid is 224 blocks of 128 rows on 264 slots -- 92 SMs
+# stream two blocks, 40 one.  Seven-warp-row blocks give 256 tiles of 112 rows (bt8_wn7_tm1_wk2: 68 registers, two
+# blocks per SM) or 128 of 224 rows (wn7 tm2 / wn14 tm1): one even wave (ptxas on the CPU machine: 68-123 registers,
+# no spills).  Same run, against the defaults.
+SWEEP_TIMEOUT=100 sweep_case m1_balance $I4 1 $SH \
+  bt8_wn4_tm2_wk2_ak256_s4_direct,bt8_wn7_tm1_wk2_ak256_s4_direct,bt8_wn7_tm2_wk2_ak256_s4_direct,bt8_wn7_tm2_wk1_ak256_s4_direct,bt8_wn14_tm1_wk1_ak256_s4_direct \
+  --splits 1,2
