@@ -244,3 +244,34 @@ def test_wgmma_experiment_macros_compile(macro, cache_dir, monkeypatch):
                        "bt64_wn8_tm2_wk1_ak2_s4_wgmma")]   # two-atom stages: rolled too under WG_ROLLED (session 15)
     assert all(macro in s.source for s in specs)
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))
+
+
+def test_wg_decoupled_default_is_the_256_token_tiles(cache_dir, monkeypatch):
+    """Session 20: the 256-token TMA-x split-K wgmma tiles run decoupled warpgroups by default (gemm_wna16.cuh:
+    kDecoupled) -- their cubin is the HUMMING_WG_DECOUPLED one and not the HUMMING_WG_COUPLED one -- while the
+    128-token tiles keep the block barrier (their cubin is the coupled one)."""
+    from vllm_humming.jit.errors import CompileError
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    bt256 = ["bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", "bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma"]
+    bt128 = ["bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma"]
+
+    def cubins(defines):
+        monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
+        specs = [_spec(fp, KernelChoice.parse(c), torch.bfloat16, "sm_90a") for c in bt256 + bt128]
+        return [a.cubin for a in compile_many(specs)]
+
+    default, coupled, decoupled = cubins(""), cubins("HUMMING_WG_COUPLED"), cubins("HUMMING_WG_DECOUPLED")
+    for i, name in enumerate(bt256):
+        assert default[i] == decoupled[i] and default[i] != coupled[i], name
+    for i, name in enumerate(bt128, start=len(bt256)):
+        assert default[i] == coupled[i] and default[i] != decoupled[i], name
+    # every format decouples the 256-token tiles (the release counters sit after the ring's mbarriers), e.g. int8 with
+    # channel scales (no group scales) and MXFP4; a 128-token tile never (HUMMING_DEBUG_REQUIRE_DECOUPLED refuses it)
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_DEBUG_REQUIRE_DECOUPLED")
+    specs = [_spec(format_params(WeightDesc.parse(d)), KernelChoice.parse(bt256[0]), torch.bfloat16, "sm_90a")
+             for d in ("w:uint8b128,s:channel:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu")]
+    assert all(len(a.cubin) > 1000 for a in compile_many(specs))
+    with pytest.raises(CompileError, match="runs with the block barrier"):
+        compile_many([_spec(fp, KernelChoice.parse(bt128[0]), torch.bfloat16, "sm_90a")])

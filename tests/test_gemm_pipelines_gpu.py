@@ -201,6 +201,20 @@ def test_decode_default_choices(desc, m):
     _check_default_choice(desc, 16400, 1088, m, "wide")
 
 
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int",
+                                  "w:uint4,s:g32:float16,zp:float"])
+@pytest.mark.parametrize("m", [1, 5, 8])
+def test_wide_decode_224_row_blocks(desc, m):
+    """Session 20: wide 4-bit integer layers whose rows spread more evenly over the SMs in 224-row decode blocks
+    (heuristics._direct_defaults: 28672 rows = 128 blocks of 224 instead of 224 of 128 on 132 SMs) take
+    bt8_wn7_tm2_wk2 on sm_90a -- N a multiple of 224, odd N (a partial last block), a K tail, a long K."""
+    if _wgmma_ok() and torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        qw = quantize_weight(torch.randn(28600, 1088, device="cuda"), WeightDesc.parse(desc))
+        assert GemmLayer(qw, None, torch.bfloat16)._choice(8).short() == "bt8_wn7_tm2_wk2_ak256_s4_direct"
+    for n, k in [(28672, 4096), (28600, 1088), (28610, 8192)]:
+        _check_default_choice(desc, n, k, m, "wide_decode")
+
+
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint3b4,s:g128:bfloat16"])
 @pytest.mark.parametrize("m", [9, 13, 16])
 def test_wide_cluster_default_choices(desc, m):
@@ -384,11 +398,12 @@ def test_wgmma_tma_x(choice, m, monkeypatch):
     _run_stage_shapes(choice, m)
 
 
-# Session 19 experiment (HUMMING_DEBUG_DEFINES=HUMMING_WG_DECOUPLED, gemm_wna16.cuh): the TMA-x split-K wgmma tiles of
-# two or three warpgroups without a block barrier in the main loop -- per-warpgroup weight copies and named barriers,
-# the x slot refilled by the last warpgroup to release it.  Each warpgroup's MMAs and epilogue are unchanged, so the
-# output must be bit-identical to the block-barrier loop.  (int4 g128: the release counter lives in the stage's
-# alignment padding, which formats without group scales do not have -- the kernel refuses them at compile time.)
+# Decoupled warpgroups (gemm_wna16.cuh, kDecoupled; session 19's experiment, the 256-token tiles' default since session
+# 20): the TMA-x split-K wgmma tiles of two or three warpgroups without a block barrier in the main loop --
+# per-warpgroup weight copies and named barriers, the x slot refilled by the last warpgroup to release it.  Each
+# warpgroup's MMAs and epilogue are unchanged, so the output must be bit-identical to the block-barrier loop
+# (HUMMING_WG_COUPLED forces the barrier, HUMMING_WG_DECOUPLED the decoupled loop, for every tile); every format
+# at one size for the 256-token tile.
 WG_DECOUPLED = [KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True), KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma", tma_x=True),
                 KernelChoice(256, 12, 1, 1, 1, 5, mma="wgmma", tma_x=True), KernelChoice(128, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True)]
 
@@ -396,21 +411,25 @@ WG_DECOUPLED = [KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True), Kerne
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("choice", WG_DECOUPLED, ids=lambda c: c.short())
 @pytest.mark.parametrize("m", [1, 64, 257, 1024])
-def test_wg_decoupled_experiment_is_bit_identical(choice, m, monkeypatch):
+def test_wg_decoupled_is_bit_identical(choice, m, monkeypatch):
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
-    for n, k in [(6000, 4096), (1000, 1088), (16400, 1024), (300, 8200)]:
+    cases = [("w:uint4b8,s:g128:bfloat16", n, k) for n, k in [(6000, 4096), (1000, 1088), (16400, 1024), (300, 8200)]]
+    if choice.bt == 256 and m == 257:   # every format (the 256-token tiles' default since session 20)
+        cases += [(d, 1000, 2176) for d in FORMATS[1:] if _fits_smem(d, choice)]
+    for desc_str, n, k in cases:
+        desc = WeightDesc.parse(desc_str)
+        dtype = torch.float16 if "float16" in desc_str else torch.bfloat16
         qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc, name="wg_decoupled")
-        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(m, k, device="cuda", dtype=dtype)
         outs = []
-        for defines in ("", "HUMMING_WG_DECOUPLED"):
+        for defines in ("HUMMING_WG_COUPLED", "HUMMING_WG_DECOUPLED"):
             monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
-            layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})
-            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
             outs.append(layer(x, out=out).clone())
         ref = reference_gemm(x.float(), qw)
         assert not torch.isnan(outs[1]).any()
-        assert torch.equal(outs[0], outs[1]), (choice.short(), m, n, k)
+        assert torch.equal(outs[0], outs[1]), (desc_str, choice.short(), m, n, k)
         assert ((outs[1].float() - ref).norm() / ref.norm()).item() < 1.2e-2
 
 

@@ -238,16 +238,17 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
 
     from vllm_humming.desc import DescError, WeightDesc
     from vllm_humming.ops.gemm import format_params, kernel_source, pdl_early_release
-    from vllm_humming.tuning.heuristics import WIDE_N
+    from vllm_humming.tuning.heuristics import WIDE_N, plan_alternatives
 
     for bits, group in ((4, 128), (3, 128), (8, 0), (4, 32)):
         for bucket in ((256,) if bits == 8 else (256, 1 << 30)):   # 8-bit codes from 257: bulk (session 12)
             wide = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=28672)
             if bits == 8:   # 8-bit integer codes at 129-256 on wide layers: three math warpgroups (session 14)
                 assert (wide.wgmma, wide.pipeline, wide.block_n) == (True, "bulk", 192)
-            else:   # session 18: 128 rows x 256 tokens (m64n256k16), stream-K at 129-256 tokens
-                assert (wide.wgmma, wide.bt, wide.tiles_m, wide.block_n, wide.stream_k) == \
-                    (True, 256, 1, 128, bucket == 256)
+            else:   # session 18: 128 rows x 256 tokens (m64n256k16); split-K at 129-256 tokens since session 20
+                assert (wide.wgmma, wide.bt, wide.tiles_m, wide.block_n, wide.stream_k) == (True, 256, 1, 128, False)
+                # ... whose stream-K twin the layer's plan launches on a wave cliff
+                assert dict(plan_alternatives(wide))["stream_k_twin"].stream_k
             assert wide in all_choices("sm_90a", bits, group)
         # 129-256 tokens on a narrow layer with K <= 4096: codes of <= 4 bits stream-K over 256-row tiles (session
         # 14), 8-bit codes the bulk kernel's 128-row tiles
@@ -353,7 +354,8 @@ def test_session9_direct_rules():
         return choose_kernel(arch, bucket, bits, group, k=k, n=n, float_family=flt).short()
 
     assert pick(1, 4, 6144, 4096) == "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
-    assert pick(1, 4, 28672, 4096) == pick(1, 4, 4096, 14336) == "bt8_wn4_tm2_wk2_ak256_s4_direct"
+    assert pick(1, 4, 16384, 4096) == pick(1, 4, 4096, 14336) == "bt8_wn4_tm2_wk2_ak256_s4_direct"
+    assert pick(1, 4, 28672, 4096) == "bt8_wn7_tm2_wk2_ak256_s4_direct"   # session 20: 224-row blocks balance the SMs
     assert pick(1, 8, 28672, 4096, group=0) == "bt8_wn4_tm2_wk1_ak256_s4_direct_wgmma"
     assert not pick(1, 8, 6144, 4096, group=0).endswith("direct_wgmma")
     assert pick(16, 4, 6144, 4096) == pick(16, 4, 4096, 14336) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"  # s13
@@ -562,7 +564,7 @@ def test_session12_large_m_rules():
                                       else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
             assert pick(m, 28672, 4096, bits, group, flt).short() == (
                 "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
-                else "bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma" if m > 128   # session 18
+                else "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma" if m > 128   # session 18 (split-K since session 20)
                 else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
         assert pick(128, 4096, 14336, bits, group, flt).short() == (
             "bt128_wn8_tm1_wk1_ak1_s5_wgmma" if bits == 8 else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
@@ -627,3 +629,23 @@ def test_splitk_reducers_policy(monkeypatch):
     monkeypatch.setenv("HUMMING_SPLITK_REDUCERS", "9")
     with pytest.raises(ValueError, match="HUMMING_SPLITK_REDUCERS"):
         splitk_reducers(wg, 32, 8, 264)
+
+
+def test_wide_decode_blocks_balance_the_sms():
+    """Session 20: at M <= 8 a wide 4-bit integer layer takes 224-row decode blocks where they leave the busiest SM
+    fewer rows than 128-row blocks do and still keep >= 90 % of the SMs busy (28672 rows on 132 SMs: 128 blocks of 224
+    rows vs 224 of 128, of which 92 SMs would stream two); otherwise the 128-row blocks (16384 rows: 128 blocks of
+    128 already spread evenly; 18432 rows: 83 blocks of 224 would idle a third of the SMs), and the narrow layers and
+    other formats keep their choices.  CI compiles the 224-row choice (all_choices' N = 28672)."""
+    wn7 = "bt8_wn7_tm2_wk2_ak256_s4_direct"
+    for n, k, want in ((28672, 4096, wn7), (28600, 1088, wn7), (57344, 8192, wn7),
+                       (16384, 4096, "bt8_wn4_tm2_wk2_ak256_s4_direct"), (18432, 7168, "bt8_wn4_tm2_wk2_ak256_s4_direct"),
+                       (4096, 14336, "bt8_wn4_tm2_wk2_ak256_s4_direct"),
+                       (6144, 4096, "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma")):
+        assert choose_kernel("sm_90a", 1, 4, 128, k=k, n=n, sms=132).short() == want, (n, k)
+    # 114 SMs (H100 PCIe): 28672 rows = 128 blocks of 224 -> two rounds on 14 SMs, 448 rows > 2 x 128
+    assert choose_kernel("sm_90a", 1, 4, 128, k=4096, n=28672, sms=114).short() == "bt8_wn4_tm2_wk2_ak256_s4_direct"
+    assert choose_kernel("sm_90a", 1, 3, 128, k=4096, n=28672, sms=132).warps_n != 7       # int3: unmeasured
+    assert choose_kernel("sm_90a", 1, 4, 32, k=4096, n=28672, sms=132, float_family=True).warps_n != 7   # MXFP4
+    assert choose_kernel("sm_80", 1, 4, 128, k=4096, n=28672, sms=108).warps_n != 7        # sm_90a only
+    assert KernelChoice.parse(wn7) in all_choices("sm_90a", 4, 128)

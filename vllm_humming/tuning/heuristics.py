@@ -198,8 +198,8 @@ class KernelChoice:
             if self.bulk:   # + the full / empty mbarriers and the last-arrival flag (BulkSmem)
                 return stage * self.stages + 2 * self.stages * 8 + 16 + 1024
             epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
-            # (tma_x: one mbarrier per ring slot after the ring)
-            return max(stage * self.stages, epilogue_tile) + (8 * self.stages if self.tma_x else 0) + 1024
+            # (tma_x: one mbarrier and one 32-bit release counter per ring slot after the ring)
+            return max(stage * self.stages, epilogue_tile) + (12 * self.stages if self.tma_x else 0) + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
         x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2
@@ -496,8 +496,21 @@ def cluster_defaults_enabled() -> bool:
     return v == "1"
 
 
+def _decode_rows_per_sm(n: int, block_rows: int, sms: int) -> int:
+    """Weight rows the busiest SM streams when a one-split decode grid of `block_rows`-row blocks covers N rows on
+    `sms` SMs (blocks on one SM share its bandwidth and issue slots, so the busiest SM sets the time)."""
+    return -(-(-(-n // block_rows)) // max(1, sms)) * block_rows
+
+
+def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
+    """Whether a one-split decode grid of `block_rows`-row blocks keeps >= 90 % of the SMs busy in its last round
+    (18432 rows in 224-row blocks are 83 blocks: a third of the SMs would idle)."""
+    tiles = -(-n // block_rows)
+    return tiles >= 0.9 * -(-tiles // max(1, sms)) * sms
+
+
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
-                     cluster: bool = False):
+                     cluster: bool = False, sms: int = 0):
     """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
     (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
     4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
@@ -543,7 +556,16 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             return []
         if bits == 4:
             # 22.7 vs 22.9 on 28672x4096, 12.2 vs 12.9 on 4096x14336 (two K-warps per 128-row block)
-            return [KernelChoice(8, 4, 2, 2, 256, 4, "direct")]
+            base = KernelChoice(8, 4, 2, 2, 256, 4, "direct")
+            if (n >= WIDE_N and sms and _decode_grid_fills_sms(n, 224, sms)
+                    and _decode_rows_per_sm(n, 224, sms) < _decode_rows_per_sm(n, 128, sms)):
+                # wide layers where 224-row blocks (seven warp rows of two atom rows, two K-warps; one block per SM)
+                # spread the rows more evenly over the SMs: 28672x4096 is 224 blocks of 128 rows on 132 SMs (92 SMs
+                # stream two, 40 one) but 128 blocks of 224 rows.  int4, M=1, us, same run: 21.0 vs 22.3 (112-row
+                # blocks, two per SM: 21.4; results/h200-2026-12-02-s20/a_sweep_m1_balance.txt); the narrow layers
+                # lose with either (6144x4096 8.4-9.3 vs 7.7, 4096x14336 13.6-16.0 vs 12.2).
+                return [KernelChoice(8, 7, 2, 2, 256, 4, "direct"), base]
+            return [base]
         if bits == 8 and (n >= WIDE_N or k > 4096):
             # int8 channel: 36.3 vs 39.5 on 28672x4096, 21.0 vs 21.9 on 4096x14336 (6144x4096 loses: 12.0 vs 10.8)
             return [KernelChoice(8, 4, 2, 1, 256, 4, "direct", "wgmma")]
@@ -619,7 +641,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
         if not only:
-            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster)
+            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster, info.sms)
                       if c.runs_shape(k or 64, group)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
         if arch == "sm_90a" and bucket > 32:
@@ -681,10 +703,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # a_sweep_ak2_m256_*.txt; int4: session 15, g_sweep_i4_ak2_m256.txt), us, new vs old default,
                     # int4 / int3 / MXFP4 (8-bit codes tie or lose and keep the choices below):
                     if n >= WIDE_N and bucket > 128:
-                        # wide, 129-256 tokens: 128 rows x 256 tokens as stream-K (session 18: 28672x4096 M=256
-                        # 102.8 vs 108.4 us for the 256-row x 128-token stream-K tile, results/h200-2026-12-02-s18/
-                        # c_sweep_bt256.txt; both compute 256 token rows per tile at any M in the bucket)
-                        cands.append(KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
+                        # wide, 129-256 tokens: 128 rows x 256 tokens (session 18: 28672x4096 M=256 102.8 vs 108.4
+                        # us for the 256-row x 128-token stream-K tile, results/h200-2026-12-02-s18/c_sweep_bt256.txt;
+                        # both compute 256 token rows per tile at any M in the bucket).  Split-K since session 20,
+                        # when its warpgroups run decoupled (gemm_wna16.cuh): 97.1 vs 100.8 us for stream-K
+                        # (results/h200-2026-12-02-s20/a_sweep_m256_*.txt); a grid on a wave cliff runs as the
+                        # stream-K twin (the layer's plan, wave_cliff_twin).
+                        cands.append(KernelChoice(256, 8, 1, 1, 2, 3, mma="wgmma", tma_x=True))
                     if n >= WIDE_N:
                         # wide: 256-row tiles, three stages of two atoms; from 129 tokens as stream-K.  28672x4096
                         # M=128 55.7 / 52.9 / 59.7 vs 56.7 / 58.0 / 60.5; M=256 109.7 / 105.6 / 115.1 vs 112.9 /
@@ -869,15 +894,15 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
 def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_family=None):
     """Every choice the heuristics can emit for this (arch, bits, group, zero), under every pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage) and a long one (8192), for any N, a narrow one and a wide one
-    (WIDE_N), for int and float weights (``float_family`` None) or the one given, with HUMMING_CLUSTER off and
+    column, never a multiple of a two-atom stage) and a long one (8192), for any N, a narrow one and two wide ones
+    (WIDE_N, 28672), for int and float weights (``float_family`` None) or the one given, with HUMMING_CLUSTER off and
     on."""
     seen = []
     fams = (False, True) if float_family is None else (bool(float_family),)
     for pipeline in ("",) + PIPELINES:
         for b in M_BUCKETS:
             for k in (0, 64, 8192):
-                for n in (0, WIDE_N // 2, WIDE_N):
+                for n in (0, WIDE_N // 2, WIDE_N, 28672):   # (28672: 224-row decode blocks, _direct_defaults)
                     for fam in fams:
                         for cluster in (False, True):   # HUMMING_CLUSTER off / on
                             c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,

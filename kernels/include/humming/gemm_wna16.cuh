@@ -49,7 +49,8 @@ template <class Cfg> struct EpilogueTile {
 // A stage is [W atoms][x tile][group scales][zero terms].  Under wgmma the x tile comes first and every stage starts
 // on a 1024-byte boundary (the 128-byte swizzle the tensor cores apply is anchored to absolute address bits), and the
 // kernel aligns the dynamic shared-memory base itself, hence the 1 KB of slack.  With the x tile through the TMA
-// unit (kTmaX) one mbarrier per ring slot follows the ring (never aliased: the epilogue reuses only the ring).
+// unit (kTmaX) one mbarrier and one release counter per ring slot follow the ring (never aliased: the epilogue reuses
+// only the ring).
 template <class Cfg, bool kTmaX = false> struct CpAsyncSmem {
   static constexpr int kX = Cfg::kBT * Cfg::kBK * 2;   // x: swizzled rows (mma.sync), one sub-tile per atom (wgmma)
   static constexpr int kOffX = Cfg::kWgmma ? 0 : Cfg::kSmemW;
@@ -62,7 +63,9 @@ template <class Cfg, bool kTmaX = false> struct CpAsyncSmem {
   static constexpr int kRingOnly = kStage * Cfg::kStages > Cfg::kSmemReduce ? kStage * Cfg::kStages : Cfg::kSmemReduce;
   static constexpr int kRing = kRingOnly > EpilogueTile<Cfg>::kBytes ? kRingOnly : EpilogueTile<Cfg>::kBytes;
   static constexpr int kOffBars = kRing;
-  static constexpr int kBytes = kRing + (kTmaX ? 8 * Cfg::kStages : 0) + (Cfg::kWgmma ? 1024 : 0);
+  // (kTmaX: after the mbarriers, one 32-bit release counter per ring slot for decoupled warpgroups -- see kDecoupled)
+  static constexpr int kOffCounters = kOffBars + 8 * Cfg::kStages;
+  static constexpr int kBytes = kRing + (kTmaX ? 12 * Cfg::kStages : 0) + (Cfg::kWgmma ? 1024 : 0);
   static_assert(!kTmaX || Cfg::kWgmma, "the TMA x tile is a wgmma-kernel layout");
   static_assert(kX % 16 == 0, "16-byte aligned shared regions");
   static_assert(!Cfg::kWgmma || kX % 1024 == 0, "wgmma: the x tile (8-row swizzle blocks of 1 KB) stays 1 KB aligned");
@@ -452,21 +455,32 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // x_phase bit s = the parity of slot s's next completion (the ring's waits on a slot happen in order).
   uint64_t* x_bar = reinterpret_cast<uint64_t*>(smem + Smem::kOffBars);
   uint32_t x_phase = 0;
-  // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_WG_DECOUPLED, session 19; split-K TMA-x wgmma tiles of two or more
-  // warpgroups): no block barrier in the main loop.  Each warpgroup copies its own weight rows and scales and meets
-  // only its own warps (named barrier 1 + wg); a ring slot's x tile is refilled by whichever warpgroup releases the
-  // slot last (a per-slot release counter in the stage's alignment padding, atomically incremented by one thread per
-  // warpgroup: the increment that makes it a multiple of the warpgroup count issues the TMA).  Under ncu the
-  // 256-token tile's two warpgroups drain the tensor pipe at every stage barrier (NOTES.md, session 19).
-#ifdef HUMMING_WG_DECOUPLED
-  constexpr bool kDecoupled = kTmaX && Cfg::kWgmma && !kStreamK && kCluster == 0 && Cfg::kWarpsN >= 8;
-#else
+  // Decoupled warpgroups (split-K TMA-x wgmma tiles of two or more warpgroups): no block barrier in the main loop.
+  // Each warpgroup copies its own weight rows and scales and meets only its own warps (named barrier 1 + wg); a ring
+  // slot's x tile is refilled by whichever warpgroup releases the slot last (a per-slot release counter in the stage's
+  // alignment padding, atomically incremented by one thread per warpgroup: the increment that makes it a multiple of
+  // the warpgroup count issues the TMA).  Under ncu the 256-token tile's two warpgroups drained the tensor pipe at
+  // every stage barrier (NOTES.md, session 19).  Same outputs bit for bit (the MMAs and the epilogue are unchanged).
+  // Default for the 256-token tiles since session 20: int4, us, coupled vs decoupled in one run
+  // (results/h200-2026-12-02-s20/a_sweep_m*_{coupled,HUMMING_WG_DECOUPLED}.txt), 6144x4096 / 28672x4096 /
+  // 4096x14336, M=1024 128-row tile 99.9 / 387.5 / 174.0 vs 95.2 / 362.7 / 172.4, 192-row tile 74.9 / 386.9 / 237.7 vs
+  // 72.8 / 373.0 / 226.9; M=256 35.2 / 99.9 / 53.6 vs 34.6 / 97.1 / 53.2.  The 128-token tiles lose (M=256, 128-row:
+  // 28.7 / 114.2 / 52.7 vs 31.1 / 123.8 / 56.3) and the 64-token ones tie: they keep the block barrier.
+  // Experiment switches (HUMMING_DEBUG_DEFINES): HUMMING_WG_DECOUPLED decouples every eligible tile,
+  // HUMMING_WG_COUPLED none.
+  constexpr bool kDecouplable = kTmaX && Cfg::kWgmma && !kStreamK && kCluster == 0 && Cfg::kWarpsN >= 8;
+#if defined(HUMMING_WG_COUPLED)
   constexpr bool kDecoupled = false;
+#elif defined(HUMMING_WG_DECOUPLED)
+  constexpr bool kDecoupled = kDecouplable;
+#else
+  constexpr bool kDecoupled = kDecouplable && kBT == 256;
+#endif
+#ifdef HUMMING_DEBUG_REQUIRE_DECOUPLED
+  static_assert(kDecoupled, "HUMMING_DEBUG_REQUIRE_DECOUPLED: this tile runs with the block barrier");
 #endif
   constexpr int kGroups = kDecoupled ? Cfg::kWarpsN / 4 : 1;        // copy groups = warpgroups when decoupled
-  static_assert(!kDecoupled || Smem::kUsed + 4 <= Smem::kStage,
-                "HUMMING_WG_DECOUPLED: the release counter needs 4 bytes of the stage's 1 KB alignment padding");
-  auto release_count = [&](int s) { return reinterpret_cast<uint32_t*>(smem + s * Smem::kStage + Smem::kUsed); };
+  auto release_count = [&](int s) { return reinterpret_cast<uint32_t*>(smem + Smem::kOffCounters) + s; };
   if constexpr (kTmaX) {
     // (the TMA unit zero-fills rows past M itself)
     if (tid == 0) {
@@ -593,7 +607,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       }
     };
     // Activations (written by the previous kernel: only after grid_dependency_wait()).
-    // (kTmaX: the thread whose `issuer` is 0 issues the boxes -- thread 0, or under HUMMING_WG_DECOUPLED the last
+    // (kTmaX: the thread whose `issuer` is 0 issues the boxes -- thread 0, or when decoupled the last
     // warpgroup to release the slot)
     auto load_stage_x = [&](int it, int slot, int issuer) {
       const int ka0 = ka_begin + it * Cfg::kAtomsK;
