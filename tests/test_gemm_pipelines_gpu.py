@@ -210,7 +210,7 @@ def test_wide_decode_224_row_blocks(desc, m):
     bt8_wn7_tm2_wk2 on sm_90a -- N a multiple of 224, odd N (a partial last block), a K tail, a long K."""
     if _wgmma_ok() and torch.cuda.get_device_properties(0).multi_processor_count == 132:
         qw = quantize_weight(torch.randn(28600, 1088, device="cuda"), WeightDesc.parse(desc))
-        assert GemmLayer(qw, None, torch.bfloat16)._choice(8).short() == "bt8_wn7_tm2_wk2_ak256_s4_direct"
+        assert GemmLayer(qw, None, torch.bfloat16)._choice(8).short() == "bt8_wn14_tm1_wk2_ak256_s4_direct"
     for n, k in [(28672, 4096), (28600, 1088), (28610, 8192)]:
         _check_default_choice(desc, n, k, m, "wide_decode")
 

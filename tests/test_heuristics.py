@@ -355,7 +355,7 @@ def test_session9_direct_rules():
 
     assert pick(1, 4, 6144, 4096) == "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
     assert pick(1, 4, 16384, 4096) == pick(1, 4, 4096, 14336) == "bt8_wn4_tm2_wk2_ak256_s4_direct"
-    assert pick(1, 4, 28672, 4096) == "bt8_wn7_tm2_wk2_ak256_s4_direct"   # session 20: 224-row blocks balance the SMs
+    assert pick(1, 4, 28672, 4096) == "bt8_wn14_tm1_wk2_ak256_s4_direct"   # session 20: 224-row blocks balance the SMs
     assert pick(1, 8, 28672, 4096, group=0) == "bt8_wn4_tm2_wk1_ak256_s4_direct_wgmma"
     assert not pick(1, 8, 6144, 4096, group=0).endswith("direct_wgmma")
     assert pick(16, 4, 6144, 4096) == pick(16, 4, 4096, 14336) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"  # s13
@@ -637,15 +637,15 @@ def test_wide_decode_blocks_balance_the_sms():
     rows vs 224 of 128, of which 92 SMs would stream two); otherwise the 128-row blocks (16384 rows: 128 blocks of
     128 already spread evenly; 18432 rows: 83 blocks of 224 would idle a third of the SMs), and the narrow layers and
     other formats keep their choices.  CI compiles the 224-row choice (all_choices' N = 28672)."""
-    wn7 = "bt8_wn7_tm2_wk2_ak256_s4_direct"
-    for n, k, want in ((28672, 4096, wn7), (28600, 1088, wn7), (57344, 8192, wn7),
+    wn14 = "bt8_wn14_tm1_wk2_ak256_s4_direct"
+    for n, k, want in ((28672, 4096, wn14), (28600, 1088, wn14), (57344, 8192, wn14),
                        (16384, 4096, "bt8_wn4_tm2_wk2_ak256_s4_direct"), (18432, 7168, "bt8_wn4_tm2_wk2_ak256_s4_direct"),
                        (4096, 14336, "bt8_wn4_tm2_wk2_ak256_s4_direct"),
                        (6144, 4096, "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma")):
         assert choose_kernel("sm_90a", 1, 4, 128, k=k, n=n, sms=132).short() == want, (n, k)
     # 114 SMs (H100 PCIe): 28672 rows = 128 blocks of 224 -> two rounds on 14 SMs, 448 rows > 2 x 128
     assert choose_kernel("sm_90a", 1, 4, 128, k=4096, n=28672, sms=114).short() == "bt8_wn4_tm2_wk2_ak256_s4_direct"
-    assert choose_kernel("sm_90a", 1, 3, 128, k=4096, n=28672, sms=132).warps_n != 7       # int3: unmeasured
-    assert choose_kernel("sm_90a", 1, 4, 32, k=4096, n=28672, sms=132, float_family=True).warps_n != 7   # MXFP4
-    assert choose_kernel("sm_80", 1, 4, 128, k=4096, n=28672, sms=108).warps_n != 7        # sm_90a only
-    assert KernelChoice.parse(wn7) in all_choices("sm_90a", 4, 128)
+    assert choose_kernel("sm_90a", 1, 3, 128, k=4096, n=28672, sms=132).block_n != 224       # int3: unmeasured
+    assert choose_kernel("sm_90a", 1, 4, 32, k=4096, n=28672, sms=132, float_family=True).block_n != 224   # MXFP4
+    assert choose_kernel("sm_80", 1, 4, 128, k=4096, n=28672, sms=108).block_n != 224        # sm_90a only
+    assert KernelChoice.parse(wn14) in all_choices("sm_90a", 4, 128)

@@ -559,12 +559,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             base = KernelChoice(8, 4, 2, 2, 256, 4, "direct")
             if (n >= WIDE_N and sms and _decode_grid_fills_sms(n, 224, sms)
                     and _decode_rows_per_sm(n, 224, sms) < _decode_rows_per_sm(n, 128, sms)):
-                # wide layers where 224-row blocks (seven warp rows of two atom rows, two K-warps; one block per SM)
-                # spread the rows more evenly over the SMs: 28672x4096 is 224 blocks of 128 rows on 132 SMs (92 SMs
-                # stream two, 40 one) but 128 blocks of 224 rows.  int4, M=1, us, same run: 21.0 vs 22.3 (112-row
-                # blocks, two per SM: 21.4; results/h200-2026-12-02-s20/a_sweep_m1_balance.txt); the narrow layers
-                # lose with either (6144x4096 8.4-9.3 vs 7.7, 4096x14336 13.6-16.0 vs 12.2).
-                return [KernelChoice(8, 7, 2, 2, 256, 4, "direct"), base]
+                # wide layers where 224-row blocks (fourteen warp rows of one atom row, two K-warps: 28 warps, one
+                # block per SM) spread the rows more evenly over the SMs: 28672x4096 is 224 blocks of 128 rows on 132
+                # SMs (92 SMs stream two, 40 one) but 128 blocks of 224 rows.  int4, M=1, us, same run
+                # (results/h200-2026-12-02-s20/): 20.5 vs 22.5 (b_sweep_m1_wide.txt; seven warp rows of two atom
+                # rows, 14 warps: 21.2, and 21.0 vs 22.3 in a_sweep_m1_balance.txt); the narrow layers lose with
+                # such blocks (6144x4096 8.1-9.3 vs 7.7, 4096x14336 13.6-16.0 vs 12.2).
+                return [KernelChoice(8, 14, 1, 2, 256, 4, "direct"), base]
             return [base]
         if bits == 8 and (n >= WIDE_N or k > 4096):
             # int8 channel: 36.3 vs 39.5 on 28672x4096, 21.0 vs 21.9 on 4096x14336 (6144x4096 loses: 12.0 vs 10.8)
