@@ -44,10 +44,12 @@ def test_bulk_wgmma_takes_two_atoms_only_with_the_tensor_map():
     assert "x_map" not in plain and "gemm_wna16_sm90<Cfg>(" in plain
 
 
-def test_smem_plan_adds_one_barrier_per_slot():
+def test_smem_plan_adds_one_barrier_and_one_counter_per_slot():
+    """TMA x tiles: one 8-byte mbarrier and one 4-byte release counter (decoupled warpgroups, session 20) per ring
+    slot after the ring (gemm_wna16.cuh, CpAsyncSmem::kOffBars / kOffCounters)."""
     a = KernelChoice(128, 8, 1, 1, 2, 4, mma="wgmma")
     b = KernelChoice(128, 8, 1, 1, 2, 4, mma="wgmma", tma_x=True)
-    assert b.smem_bytes(4, 1, False, 128) == a.smem_bytes(4, 1, False, 128) + 8 * 4
+    assert b.smem_bytes(4, 1, False, 128) == a.smem_bytes(4, 1, False, 128) + (8 + 4) * 4
 
 
 def test_generated_instantiation_takes_the_map_by_value():
