@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# Next session, call A (carry .whl; ~8 minutes): the GPU suites session 20 did not finish on its final tree -- the
-# direct and split-K-reducer suites (call I ran ~65 % of them before its step limit, all passed) and the pipelines
-# suite's default-choice tests at every M (session 20 ran 129 / 1024 / 448 and the new tests); the kernel cache is
-# filled in one parallel batch first.
+# Next session, call A (carry .whl; ~9 minutes): (1) session 20's last experiment, built after its device budget was
+# spent -- HUMMING_DEBUG_SPLITK_TICKET_FIRST (gemm_wna16.cuh, splitk_epilogue: 8-token wgmma tiles take the split-K
+# ticket before storing their partial, so the last block's chain loses its own stores + fence; 6144x4096 M=1's split-K
+# end costs 1.9 of 7.8 us): its bit-identity test, then the M=1 default with and without it on the narrow layers
+# that run the 8-token wgmma tile; (2) the GPU suites session 20 did not finish on its final tree -- the direct and
+# split-K-reducer suites (call I ran ~65 % of them, all passed) and the pipelines suite's default-choice tests.
 . scripts/h200_setup.sh
 call_results a
+step 120 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k ticket_first >$R/gpu_ticket_first.log 2>&1
+grep -E "^FAILED|passed|failed|Error" $R/gpu_ticket_first.log | tail -5; pack
+for def in "" HUMMING_DEBUG_SPLITK_TICKET_FIRST; do
+  HUMMING_DEBUG_DEFINES=$def SWEEP_TIMEOUT=60 sweep_case m1_${def:-default} $I4 1,4 6144x4096,8192x4096,3072x4096 \
+    bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma
+done
 step 100 python3 scripts/prewarm_gemm.py --prefill-m 2048 >$R/prewarm.log 2>&1; tail -1 $R/prewarm.log
-step 240 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_splitk_reducers_gpu.py >$R/gpu_direct.log 2>&1
+step 200 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_splitk_reducers_gpu.py >$R/gpu_direct.log 2>&1
 grep -E "^FAILED|passed|failed|Error" $R/gpu_direct.log | tail -5; pack
-step 200 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "default_choices" >$R/gpu_defaults.log 2>&1
-grep -E "^FAILED|passed|failed|Error" $R/gpu_defaults.log | tail -5; pack
+# (3) 28672x4096 M=1: the 224-row default with its ring consumed in place (HUMMING_REFILL_AFTER_MATH: 62 instead of 70
+# registers, the same one block per SM -- so no occupancy lost, unlike session 12's 128-row test), ring depths 4 / 6
+for def in "" HUMMING_REFILL_AFTER_MATH; do
+  HUMMING_DEBUG_DEFINES=$def SWEEP_TIMEOUT=60 sweep_case m1w_${def:-default} $I4 1 28672x4096 \
+    bt8_wn14_tm1_wk2_ak256_s4_direct,bt8_wn14_tm1_wk2_ak256_s6_direct
+done

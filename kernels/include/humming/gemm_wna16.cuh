@@ -149,13 +149,61 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
 #ifdef HUMMING_DEBUG_SPLITK_SKIP   // experiments only: no cross-block reduction at all (wrong results)
     return;
 #endif
+    auto store_partial = [&] {
 #pragma unroll 1
-    for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
-      const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
-      if (n0 + c < N16)   // padding rows past M are never read back
-        __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * N16 + n0 + c),
-               *reinterpret_cast<const float4*>(tile + r * kLd + c));
+      for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
+        const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+        if (n0 + c < N16)   // padding rows past M are never read back
+          __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * N16 + n0 + c),
+                 *reinterpret_cast<const float4*>(tile + r * kLd + c));
+      }
+    };
+#ifdef HUMMING_DEBUG_SPLITK_TICKET_FIRST
+    // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_SPLITK_TICKET_FIRST, session 20; 8-token wgmma tiles, e.g. the
+    // 6144x4096 M=1 default, whose split-K end costs 1.9 of 7.8 us -- NOTES.md): the ticket is taken BEFORE the
+    // partial stores.  A block that is not last stores its partial, fences and bumps the tile's second counter
+    // ("stored", tickets[tiles + tile]; the host allocates two counters per tile); the last block keeps its own
+    // partial in the staged tile, waits until "stored" reads S - 1 (the others arrived before it: they are resident
+    // and finish their stores) and reads the S - 1 others -- in split order, its own from shared memory, so every sum
+    // is the same expression as the default path's (bit-identical).  Its critical path loses its own stores + fence.
+    if constexpr (kBT <= 8) {
+      const int tile_id = blockIdx.y * gridDim.x + blockIdx.x;
+      int* stored = tickets + gridDim.x * gridDim.y + tile_id;
+      const int splits = (int)gridDim.z;
+      __shared__ int is_last_first;
+      if (threadIdx.x == 0) is_last_first = atomicAdd(tickets + tile_id, 1) == splits - 1;
+      __syncthreads();
+      if (!is_last_first) {
+        store_partial();
+        __syncthreads();   // every thread's stores before thread 0's (cumulative) fence
+        if (threadIdx.x == 0) {
+          __threadfence();
+          atomicAdd(stored, 1);
+        }
+        return;
+      }
+      if (threadIdx.x == 0) {
+        while (ld_acquire_gpu(stored) < splits - 1) __nanosleep(32);
+        __threadfence();
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
+        const int r = i / kBN, nr = i % kBN;
+        const int mr = m0 + r, n = n0 + nr;
+        if (mr >= M || n >= N) continue;
+        float sum = 0.f;
+        for (int s = 0; s < splits; ++s)
+          sum += s == split ? tile[r * kLd + nr] : __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
+        y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
+      }
+      if (threadIdx.x == 0) {
+        tickets[tile_id] = 0;
+        *stored = 0;
+      }
+      return;
     }
+#endif
+    store_partial();
   } else if (gridDim.z == 1) {
     if (math.wk != 0) return;
     math.for_each_output([&](int mr, int nr, float v) {
