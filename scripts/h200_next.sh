@@ -3,8 +3,9 @@
 # spent -- HUMMING_DEBUG_SPLITK_TICKET_FIRST (gemm_wna16.cuh, splitk_epilogue: 8-token wgmma tiles take the split-K
 # ticket before storing their partial, so the last block's chain loses its own stores + fence; 6144x4096 M=1's split-K
 # end costs 1.9 of 7.8 us): its bit-identity test, then the M=1 default with and without it on the narrow layers
-# that run the 8-token wgmma tile; (2) the GPU suites session 20 did not finish on its final tree -- the direct and
-# split-K-reducer suites (call I ran ~65 % of them, all passed) and the pipelines suite's default-choice tests.
+# that run the 8-token wgmma tile; (2) the GPU suites session 20 did not finish on its final kernels -- the direct and
+# split-K-reducer suites (call I ran ~65 % of them, all passed); (3) an in-place ring refill for the 224-row decode
+# block (below).
 . scripts/h200_setup.sh
 call_results a
 step 120 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k ticket_first >$R/gpu_ticket_first.log 2>&1
