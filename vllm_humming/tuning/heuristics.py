@@ -359,7 +359,8 @@ def plan_alternatives(choice: "KernelChoice") -> List[Tuple[str, "KernelChoice"]
 def plan_row_waves(blocks: int, slots: int, block_n: int, atoms_per_block: int) -> int:
     """The cost model that picks between a split-K tile and its wide-rows sibling: waves of resident blocks times the
     work of one block (weight rows x atom columns), i.e. the rows x atoms one slot works through.  Ties keep the
-    bucket's choice."""
+    bucket's choice.  (With slots = SMs and one atom: the rows the busiest SM streams, which picks the wide layers'
+    224-row decode blocks in _direct_defaults.)"""
     return -(-blocks // max(1, slots)) * block_n * atoms_per_block
 
 
@@ -496,12 +497,6 @@ def cluster_defaults_enabled() -> bool:
     return v == "1"
 
 
-def _decode_rows_per_sm(n: int, block_rows: int, sms: int) -> int:
-    """Weight rows the busiest SM streams when a one-split decode grid of `block_rows`-row blocks covers N rows on
-    `sms` SMs (blocks on one SM share its bandwidth and issue slots, so the busiest SM sets the time)."""
-    return -(-(-(-n // block_rows)) // max(1, sms)) * block_rows
-
-
 def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
     """Whether a one-split decode grid of `block_rows`-row blocks keeps >= 90 % of the SMs busy in its last round
     (18432 rows in 224-row blocks are 83 blocks: a third of the SMs would idle)."""
@@ -557,8 +552,10 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if bits == 4:
             # 22.7 vs 22.9 on 28672x4096, 12.2 vs 12.9 on 4096x14336 (two K-warps per 128-row block)
             base = KernelChoice(8, 4, 2, 2, 256, 4, "direct")
+            # (the busiest SM's rows: blocks on one SM share its bandwidth and issue slots -- plan_row_waves over
+            # the SMs of one-split grids)
             if (n >= WIDE_N and sms and _decode_grid_fills_sms(n, 224, sms)
-                    and _decode_rows_per_sm(n, 224, sms) < _decode_rows_per_sm(n, 128, sms)):
+                    and plan_row_waves(-(-n // 224), sms, 224, 1) < plan_row_waves(-(-n // 128), sms, 128, 1)):
                 # wide layers where 224-row blocks (fourteen warp rows of one atom row, two K-warps: 28 warps, one
                 # block per SM) spread the rows more evenly over the SMs: 28672x4096 is 224 blocks of 128 rows on 132
                 # SMs (92 SMs stream two, 40 one) but 128 blocks of 224 rows.  int4, M=1, us, same run
