@@ -125,6 +125,32 @@ __device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cf
   write_y_share_from_tile<Cfg>(tile, y, chscale, tscale, bias, N, m0, n0, 0, min(Cfg::kBT, M - m0) * (Cfg::kBN / 4));
 }
 
+// The 8-token split-K sum (M <= 8), run by the tile's last block: one output per thread, the S partials of `ws` in
+// split order, then the epilogue into y.  kOwnFromTile (the HUMMING_DEBUG_SPLITK_TICKET_FIRST experiment): split
+// `own` comes from the block's staged fp32 tile (row stride kLd) instead of ws -- the same sum, bit for bit.
+template <class Cfg, bool kOwnFromTile>
+__device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws, const float* tile, int own,
+                                                   size_t ws_rows, typename Cfg::T* __restrict__ y,
+                                                   const float* __restrict__ chscale, const float* __restrict__ tscale,
+                                                   const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
+                                                   int m0, int n0) {
+  constexpr int kBN = Cfg::kBN;
+  for (int i = threadIdx.x; i < Cfg::kBT * kBN; i += blockDim.x) {
+    const int mr = m0 + i / kBN;
+    const int n = n0 + i % kBN;
+    if (mr >= M || n >= N) continue;
+    float sum = 0.f;
+    for (int s = 0; s < (int)gridDim.z; ++s) {
+      if constexpr (kOwnFromTile)
+        sum += s == own ? tile[(i / kBN) * EpilogueTile<Cfg>::kLd + i % kBN]
+                        : __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
+      else
+        sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
+    }
+    y[(size_t)mr * N + n] = from_float<typename Cfg::T>(epilogue_value(sum, n, chscale, tscale, bias));
+  }
+}
+
 template <class Cfg, class Math>
 __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::T* __restrict__ y,
                                                 float* __restrict__ ws, int* __restrict__ tickets,
@@ -187,15 +213,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
         __threadfence();
       }
       __syncthreads();
-      for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
-        const int r = i / kBN, nr = i % kBN;
-        const int mr = m0 + r, n = n0 + nr;
-        if (mr >= M || n >= N) continue;
-        float sum = 0.f;
-        for (int s = 0; s < splits; ++s)
-          sum += s == split ? tile[r * kLd + nr] : __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-        y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
-      }
+      splitk_sum8_into_y<Cfg, true>(ws, tile, split, ws_rows, y, chscale, tscale, bias, M, N, N16, m0, n0);
       if (threadIdx.x == 0) {
         tickets[tile_id] = 0;
         *stored = 0;
@@ -252,14 +270,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     // 8-token tiles (M <= 8): a handful of valid rows, one float per thread and the compiler's own unrolling of the
     // split loop measured best (M=1 on 6144x4096: 9.1 us at d530966 vs 10.2 us at d5f3e7b with the float4 batches
     // below, which also cost the decode kernel registers -- and blocks per SM -- its main loop needs).
-    for (int i = threadIdx.x; i < kBT * kBN; i += blockDim.x) {
-      const int mr = m0 + i / kBN;
-      const int n = n0 + i % kBN;
-      if (mr >= M || n >= N) continue;
-      float sum = 0.f;
-      for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-      y[(size_t)mr * N + n] = from_float<T>(epilogue_value(sum, n, chscale, tscale, bias));
-    }
+    splitk_sum8_into_y<Cfg, false>(ws, nullptr, 0, ws_rows, y, chscale, tscale, bias, M, N, N16, m0, n0);
     if (threadIdx.x == 0) tickets[ticket_id] = 0;
     return;
   }
