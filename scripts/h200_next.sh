@@ -8,7 +8,7 @@
 # block (below).
 . scripts/h200_setup.sh
 call_results a
-step 120 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k ticket_first >$R/gpu_ticket_first.log 2>&1
+step 120 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py -k splitk_8_token >$R/gpu_ticket8.log 2>&1
 grep -E "^FAILED|passed|failed|Error" $R/gpu_ticket_first.log | tail -5; pack
 for def in "" HUMMING_DEBUG_SPLITK_TICKET_FIRST; do
   HUMMING_DEBUG_DEFINES=$def SWEEP_TIMEOUT=60 sweep_case m1_${def:-default} $I4 1,4 6144x4096,8192x4096,3072x4096 \

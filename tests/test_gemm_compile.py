@@ -275,21 +275,3 @@ def test_wg_decoupled_default_is_the_256_token_tiles(cache_dir, monkeypatch):
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))
     with pytest.raises(CompileError, match="runs with the block barrier"):
         compile_many([_spec(fp, KernelChoice.parse(bt128[0]), torch.bfloat16, "sm_90a")])
-
-
-def test_splitk_ticket_first_experiment_compiles(cache_dir, monkeypatch):
-    """The HUMMING_DEBUG_SPLITK_TICKET_FIRST experiment (gemm_wna16.cuh, splitk_epilogue: 8-token wgmma tiles take the
-    split-K ticket before storing their partial) compiles for the 8-token direct wgmma decode tile and changes its
-    code; the 16-token tile, which the experiment leaves alone, compiles to the same cubin."""
-    from vllm_humming.tuning.heuristics import KernelChoice
-
-    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
-    names = ["bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"]
-
-    def cubins(defines):
-        monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
-        return [a.cubin for a in compile_many([_spec(fp, KernelChoice.parse(c), torch.bfloat16, "sm_90a") for c in names])]
-
-    base, exp = cubins(""), cubins("HUMMING_DEBUG_SPLITK_TICKET_FIRST")
-    assert len(exp[0]) > 1000 and exp[0] != base[0]
-    assert exp[1] == base[1]

@@ -636,12 +636,10 @@ class GemmLayer:
                 ws_numel = splits * m_tiles * c.bt * self.n16 if splits > 1 and not c.cluster else 0
                 launch_grid = (m_tiles, n_tiles, splits)
                 need_tickets = splits > 1 and not c.cluster
-            # (two counters per tile: the ticket, and the "stored" count of the HUMMING_DEBUG_SPLITK_TICKET_FIRST
-            # experiment in gemm_wna16.cuh's splitk_epilogue)
-            if need_tickets and 2 * m_tiles * n_tiles > self._tickets.numel():
+            if need_tickets and m_tiles * n_tiles > self._tickets.numel():
                 # grown counters: earlier plans (and captured graphs) keep pointing at the old ones, which stay alive
                 self._old_tickets.append(self._tickets)
-                self._tickets = torch.zeros(2 * m_tiles * n_tiles, dtype=torch.int32, device=self.device)
+                self._tickets = torch.zeros(m_tiles * n_tiles, dtype=torch.int32, device=self.device)
             ws = _workspace(self.device, ws_numel) if ws_numel else None
             # the layer's own tensors never move: their addresses are resolved once here, not per call
             ptr = lambda t: 0 if t is None else t.data_ptr()          # noqa: E731

@@ -159,4 +159,18 @@ HUMMING_DEVICE int ld_acquire_gpu(const int* p) {
   return v;
 }
 
+// The split-K / stream-K tickets' gpu-scope fences: the release before a block bumps a ticket (its partial stores,
+// ordered before thread 0 by a block barrier, become visible GPU-wide first: the fence is cumulative) and the acquire
+// after the last block reads it.  fence.acq_rel is all the pattern needs; __threadfence() is fence.sc (MEMBAR.SC.GPU
+// in SASS, a sequentially consistent fence); the two measured the same (session 21, b_bench_acqrel* vs b_bench_sc*).
+HUMMING_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
+
+// One acq_rel gpu-scope atomic add: a release of the block's earlier writes (cumulative: a block barrier before it
+// orders the other threads' stores) and an acquire of what the earlier adders released -- the 8-token split-K ticket.
+HUMMING_DEVICE int atom_add_acq_rel_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 }  // namespace humming

@@ -40,6 +40,11 @@ template <class T, int kBits_> struct IntFamily {
         constexpr int p = kBits;
         constexpr int j = kQ % (16 / p);
         constexpr uint32_t mask = ((1u << p) - 1u) * 0x00010001u;
+#ifdef HUMMING_DEBUG_DECODE_NO_SHIFT
+        // timing experiment only (WRONG values): every pair masked in place, no shift -- what a decode of 4 LOP3 per
+        // word would cost (an fp16-magic decode would need 4 LOP3 + 1 SHF)
+        return and_or(w[kQ / (16 / p)], mask << (p * j), kMagic2);
+#endif
         return and_or(w[kQ / (16 / p)] >> (p * j), mask, kMagic2);
       } else {
         return pair_code_bits<kBits, kQ>(w, kMagic2);   // 3 bits: one shift + one lop3 for 15 of 16 pairs

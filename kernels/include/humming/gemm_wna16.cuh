@@ -126,10 +126,9 @@ __device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cf
 }
 
 // The 8-token split-K sum (M <= 8), run by the tile's last block: one output per thread, the S partials of `ws` in
-// split order, then the epilogue into y.  kOwnFromTile (the HUMMING_DEBUG_SPLITK_TICKET_FIRST experiment): split
-// `own` comes from the block's staged fp32 tile (row stride kLd) instead of ws -- the same sum, bit for bit.
-template <class Cfg, bool kOwnFromTile>
-__device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws, const float* tile, int own,
+// split order, then the epilogue into y.
+template <class Cfg>
+__device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws,
                                                    size_t ws_rows, typename Cfg::T* __restrict__ y,
                                                    const float* __restrict__ chscale, const float* __restrict__ tscale,
                                                    const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
@@ -140,13 +139,7 @@ __device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws,
     const int n = n0 + i % kBN;
     if (mr >= M || n >= N) continue;
     float sum = 0.f;
-    for (int s = 0; s < (int)gridDim.z; ++s) {
-      if constexpr (kOwnFromTile)
-        sum += s == own ? tile[(i / kBN) * EpilogueTile<Cfg>::kLd + i % kBN]
-                        : __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-      else
-        sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
-    }
+    for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
     y[(size_t)mr * N + n] = from_float<typename Cfg::T>(epilogue_value(sum, n, chscale, tscale, bias));
   }
 }
@@ -184,43 +177,6 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
                  *reinterpret_cast<const float4*>(tile + r * kLd + c));
       }
     };
-#ifdef HUMMING_DEBUG_SPLITK_TICKET_FIRST
-    // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_SPLITK_TICKET_FIRST, session 20; 8-token wgmma tiles, e.g. the
-    // 6144x4096 M=1 default, whose split-K end costs 1.9 of 7.8 us -- NOTES.md): the ticket is taken BEFORE the
-    // partial stores.  A block that is not last stores its partial, fences and bumps the tile's second counter
-    // ("stored", tickets[tiles + tile]; the host allocates two counters per tile); the last block keeps its own
-    // partial in the staged tile, waits until "stored" reads S - 1 (the others arrived before it: they are resident
-    // and finish their stores) and reads the S - 1 others -- in split order, its own from shared memory, so every sum
-    // is the same expression as the default path's (bit-identical).  Its critical path loses its own stores + fence.
-    if constexpr (kBT <= 8) {
-      const int tile_id = blockIdx.y * gridDim.x + blockIdx.x;
-      int* stored = tickets + gridDim.x * gridDim.y + tile_id;
-      const int splits = (int)gridDim.z;
-      __shared__ int is_last_first;
-      if (threadIdx.x == 0) is_last_first = atomicAdd(tickets + tile_id, 1) == splits - 1;
-      __syncthreads();
-      if (!is_last_first) {
-        store_partial();
-        __syncthreads();   // every thread's stores before thread 0's (cumulative) fence
-        if (threadIdx.x == 0) {
-          __threadfence();
-          atomicAdd(stored, 1);
-        }
-        return;
-      }
-      if (threadIdx.x == 0) {
-        while (ld_acquire_gpu(stored) < splits - 1) __nanosleep(32);
-        __threadfence();
-      }
-      __syncthreads();
-      splitk_sum8_into_y<Cfg, true>(ws, tile, split, ws_rows, y, chscale, tscale, bias, M, N, N16, m0, n0);
-      if (threadIdx.x == 0) {
-        tickets[tile_id] = 0;
-        *stored = 0;
-      }
-      return;
-    }
-#endif
     store_partial();
   } else if (gridDim.z == 1) {
     if (math.wk != 0) return;
@@ -259,29 +215,27 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   const int splits = (int)gridDim.z;
   if constexpr (kBT <= 8) {
     __shared__ int is_last;
-    if (threadIdx.x == 0) {
-      __threadfence();
-      const int prev = atomicAdd(tickets + ticket_id, 1);
-      is_last = (prev == splits - 1);
-      if (is_last) __threadfence();
-    }
+    // One acq_rel atomic instead of fence + atomic + fence: the release publishes the block's partial, the acquire
+    // lets the last block read the others' -- 6144x4096 M=1 7.55 vs 7.67 us, 4096x14336 12.0-12.2 vs 12.2-12.3
+    // (session 21, results/h200-2026-12-02-s21/b_bench_*.log; the SASS loses the last block's second MEMBAR).
+    if (threadIdx.x == 0) is_last = atom_add_acq_rel_gpu(tickets + ticket_id, 1) == splits - 1;
     __syncthreads();
     if (!is_last) return;
     // 8-token tiles (M <= 8): a handful of valid rows, one float per thread and the compiler's own unrolling of the
     // split loop measured best (M=1 on 6144x4096: 9.1 us at d530966 vs 10.2 us at d5f3e7b with the float4 batches
     // below, which also cost the decode kernel registers -- and blocks per SM -- its main loop needs).
-    splitk_sum8_into_y<Cfg, false>(ws, nullptr, 0, ws_rows, y, chscale, tscale, bias, M, N, N16, m0, n0);
+    splitk_sum8_into_y<Cfg>(ws, ws_rows, y, chscale, tscale, bias, M, N, N16, m0, n0);
     if (threadIdx.x == 0) tickets[ticket_id] = 0;
     return;
   }
   __shared__ int share;   // the part of the tile this block sums, or -1
   const int nred = max(1, min(min(reducers, kMaxReducers), splits));
   if (threadIdx.x == 0) {
-    __threadfence();
+    fence_acq_rel_gpu();
     const int prev = atomicAdd(tickets + ticket_id, 1);
     int j = -1;
     if (prev == splits - 1) {
-      __threadfence();
+      fence_acq_rel_gpu();
       atomicExch(tickets + ticket_id, 0);   // the reset, and the waiting reducers' signal
       j = nred - 1;
     } else if (prev >= splits - nred) {
@@ -290,7 +244,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
         if (v >= splits || v <= prev) break;
         __nanosleep(32);
       }
-      __threadfence();
+      fence_acq_rel_gpu();
       j = prev - (splits - nred);
     }
     share = j;

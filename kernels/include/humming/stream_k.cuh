@@ -72,7 +72,7 @@ __device__ __forceinline__ bool streamk_join_partial(Math& math, const StreamKSc
   if (threadIdx.x == 0) {
     const int seen = ld_acquire_gpu(tickets + tile);
     *role = seen == nb - 1 ? 1 : 0;
-    if (seen == nb - 1) __threadfence();
+    if (seen == nb - 1) fence_acq_rel_gpu();
   }
   sync();
   const bool finish = *role == 1;
@@ -89,10 +89,10 @@ __device__ __forceinline__ bool streamk_join_partial(Math& math, const StreamKSc
   if (!finish) {
     sync();
     if (threadIdx.x == 0) {
-      __threadfence();
+      fence_acq_rel_gpu();
       const int prev = atomicAdd(tickets + tile, 1);
       *role = prev == nb - 1 ? 2 : 0;
-      if (prev == nb - 1) __threadfence();
+      if (prev == nb - 1) fence_acq_rel_gpu();
     }
     sync();
     if (*role == 0) return false;
