@@ -81,6 +81,7 @@ HUMMING_DEVICE void fence_proxy_async_shared() {
 HUMMING_DEVICE void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
 // d[kN/2] += A (64 x 16, this warp's fragment a[4]) * B (16 x kN, descriptor desc_b); B K-major (no transpose).
+// mma<false>: d = A * B (the first k16 step of a fresh accumulator set: no zeroing pass, no read of d).
 template <class T, int kN> struct Wgmma;
 '''
 
@@ -90,15 +91,16 @@ def wrapper(ctype, ptx, n):
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nacc))
     return f'''
 template <> struct Wgmma<{ctype}, {n}> {{
+  template <bool kAccumulate = true>
   HUMMING_DEVICE static void mma(float (&d)[{nacc}], const uint32_t (&a)[4], uint64_t desc_b) {{
 #if HUMMING_HAS_WGMMA
-    // scale-d is a predicate operand: p = true accumulates into d
+    // scale-d is a predicate operand: p = true accumulates into d, false overwrites it (d = A * B)
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nacc+5}, 0;\\n"
         "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{acc}}}, {{%{nacc}, %{nacc+1}, %{nacc+2}, %{nacc+3}}}, "
         "%{nacc+4}, p, 1, 1, 0;\\n}}\\n"
         : {outs}
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
 #else
     __trap();
 #endif
