@@ -275,3 +275,59 @@ def test_wg_decoupled_default_is_the_256_token_tiles(cache_dir, monkeypatch):
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))
     with pytest.raises(CompileError, match="runs with the block barrier"):
         compile_many([_spec(fp, KernelChoice.parse(bt128[0]), torch.bfloat16, "sm_90a")])
+
+
+def test_wg_windows_experiment_compiles_without_serialized_mmas(cache_dir, monkeypatch):
+    """The windowed wgmma experiment of the direct kernel (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS: raw pairs into two
+    alternating window buffers, folded one window later) keeps compiling for sm_90a with no serialized wgmma: its
+    loop body starts one atom into the range so every fold reads an accumulator written in the same body (a read
+    across the loop back edge made ptxas serialize every wgmma, C7514 -- session 22).  Ring depths that are and are
+    not multiples of two windows, g128 / g256, integer / float zero points, a float family; the host mirrors the
+    x tile's extra atoms."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_WG_WINDOWS")
+    cases = [("w:uint4b8,s:g128:bfloat16", KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")),
+             ("w:uint4,s:g256:bfloat16,zp:int", KernelChoice(16, 4, 2, 1, 256, 3, "direct", "wgmma")),
+             ("w:uint4,s:g128:float16,zp:float", KernelChoice(8, 4, 1, 1, 256, 5, "direct", "wgmma")),
+             ("w:float8_e4m3fn,s:b128x128:float32", KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma"))]
+    specs = [_spec(format_params(WeightDesc.parse(d)), c, torch.float16 if "float16" in d else torch.bfloat16,
+                   "sm_90a", d) for d, c in cases]
+    assert all("HUMMING_WG_WINDOWS" in s.source for s in specs)
+    for art in compile_many(specs):
+        assert len(art.cubin) > 1000
+        assert "serialized" not in art.log, art.log
+    # x tile: 1 + whole bodies of lcm(stages, 2 windows) atoms (DirectPlan::wg_x_atoms)
+    assert cases[0][1].direct_wgmma_x_atoms(8, 128) == 9       # body lcm(4, 4) = 4: 1 + 2 * 4
+    assert cases[1][1].direct_wgmma_x_atoms(8, 256) == 25      # body lcm(3, 8) = 24
+    assert cases[0][1].direct_wgmma_x_atoms(1, 128) == 1
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
+    assert cases[0][1].direct_wgmma_x_atoms(8, 128) == 8       # the default kernels: the range only
+
+
+@pytest.mark.parametrize("desc", ["w:int4,s:g128:float16", "w:uint4,s:g64:float16,zp:int", "w:uint4b8,s:channel:float16"])
+def test_fp16_row16_experiment_drops_the_decode_shifts(desc, cache_dir, monkeypatch):
+    """The HUMMING_FP16_ROW16 experiment (dequant.cuh raw_row16: 4-bit codes in fp16 with rows g + 8 masked in place
+    and divided by 16 at the fold) decodes a word with one shift instead of three: the mma.sync decode kernel's PTX
+    loses two of every three 32-bit right shifts of the decode (CPU machine: SASS main loop of the 28672x4096 M=1
+    choice 268 -> 238 instructions per 4 atoms, SHF 50 -> 18, session 22).  The default source is untouched."""
+    import dataclasses
+    import re
+
+    from vllm_humming.jit import compile_kernel
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    def shifts(defines):
+        if defines:
+            monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
+        else:
+            monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+        spec = _spec(format_params(WeightDesc.parse(desc)), KernelChoice.parse("bt8_wn14_tm1_wk2_ak256_s4_direct"),
+                     torch.float16, "sm_90a")
+        assert ("HUMMING_FP16_ROW16" in spec.source) == bool(defines)
+        ptx = compile_kernel(dataclasses.replace(spec, output="ptx")).cubin.decode(errors="replace")
+        return len(re.findall(r"\bshr\.[bu]32\b", ptx))
+
+    base, row16 = shifts(""), shifts("HUMMING_FP16_ROW16")
+    # 16 weight words per lane per 4-atom ring body (kBody = 4 at g128 / g64 / channel), 2 shifts saved per word
+    assert base - row16 >= 24, (base, row16)

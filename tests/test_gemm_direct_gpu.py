@@ -249,3 +249,39 @@ def test_splitk_8_token_ticket(m, monkeypatch):
         assert int(layer._tickets.abs().sum()) == 0, "a split-K ticket was left non-zero"
         _assert_graph_replays_match_eager(layer, x)
         monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("stages", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("bt", [8, 16])
+def test_direct_wgmma_windows(stages, bt, monkeypatch):
+    """The windowed wgmma experiment (gemm_wna16_direct.cuh, DirectWgmmaWindowMath: raw pairs into two alternating window
+    buffers, each window's zero / scale folded one window later, the loop body one atom into the range, the last body
+    run whole over zero atoms): ring depths that are and are not multiples of two windows, g128 / g256 with and
+    without zero points, fp16, a float family with 128-column block scales, K with a partial window (1088 with g128:
+    8.5 groups) or a partial atom, ranges of 1..3 atoms and one much longer than a body (forced splits), 1..kBT
+    valid token rows; against the fp32 reference, NaN-poisoned outputs, two calls bit-identical.  An experiment
+    (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS), slower than the default operand route on the H200 (NOTES.md, s22)."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_WG_WINDOWS")
+    choice = KernelChoice(bt, 4, 2 if bt == 16 else 1, 1, 256, stages, "direct", "wgmma")
+    descs = [("w:uint4b8,s:g128:bfloat16", torch.bfloat16), ("w:uint4,s:g256:bfloat16,zp:int", torch.bfloat16),
+             ("w:uint4,s:g128:float16,zp:float", torch.float16), ("w:uint3b4,s:g128:float16", torch.float16),
+             ("w:float8_e4m3fn,s:b128x128:float32", torch.bfloat16)]
+    for desc, dtype in descs:
+        for n, k, m, splits in [(1000, 1088, bt, None), (256, 4096, 1, None), (200, 8200, bt - 3, 3),
+                                (512, 4096 + 256, 2, 1), (320, 2048, 5, 16), (128, 256 * 3, bt, 3)]:
+            _run(desc, n, k, m, choice, dtype=dtype, splits=splits, monkeypatch=monkeypatch)
+
+
+@pytest.mark.parametrize("choice", DIRECT8[:2] + DIRECT16, ids=lambda c: c.short())
+def test_direct_fp16_row16_experiment(choice, monkeypatch):
+    """The HUMMING_FP16_ROW16 experiment (dequant.cuh raw_row16 + DirectPlan::kRow16: 4-bit codes in fp16, rows g + 8
+    read kRawBias + 16 * code and are divided by 16 at the fold): signed int4 g128, uint4 with integer (g64) and float
+    (g32) zero points, channel scales; K tails, odd N, 1..kBT valid rows; against the fp32 reference, NaN-poisoned
+    outputs, two calls bit-identical.  Unmeasured for speed (NOTES.md, session 22)."""
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_FP16_ROW16")
+    for desc in ["w:int4,s:g128:float16", "w:uint4,s:g64:float16,zp:int", "w:uint4,s:g32:float16,zp:float",
+                 "w:uint4b8,s:channel:float16"]:
+        for n, k, m in [(1000, 1088, 1), (256, 4096, choice.bt), (200, 8200, 3)]:
+            _run(desc, n, k, m, choice, dtype=torch.float16)

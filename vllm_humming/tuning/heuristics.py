@@ -8,6 +8,7 @@ N, K, bits); set ``HUMMING_PRINT_CHOICE=1`` to print every choice as it is made.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -23,6 +24,13 @@ PIPELINES = ("cp_async", "bulk", "direct")
 # The tensor-core instruction: "sync" = mma.sync m16n8k16 (sm_75+), "wgmma" = wgmma.mma_async m64nNk16 with the
 # weights from registers and the activations from shared memory (sm_90a only; cp_async pipeline, one atom per stage).
 MMAS = ("sync", "wgmma")
+
+
+def wg_windows_experiment() -> bool:
+    """HUMMING_DEBUG_DEFINES names HUMMING_WG_WINDOWS: the direct wgmma kernels run the accumulator-side windows
+    experiment (gemm_wna16_direct.cuh, DirectWgmmaWindowMath), whose shared-memory layout differs."""
+    names = (d.split("=")[0].strip() for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","))
+    return "HUMMING_WG_WINDOWS" in names
 
 
 def direct_unit_atoms(group: int) -> int:
@@ -209,18 +217,32 @@ class KernelChoice:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
 
+    def direct_wgmma_x_atoms(self, atoms_per_split: int, group: int) -> int:
+        """Atom columns of the direct wgmma kernel's x tile (DirectPlan::wg_x_atoms): with the accumulator-side
+        windows experiment (HUMMING_WG_WINDOWS; groups of 128+ columns, token tiles <= 16) the loop runs whole bodies
+        of lcm(stages, 2 * group / 64) atoms after the range's first atom."""
+        if not (wg_windows_experiment() and self.direct and self.wgmma and group >= 128 and self.bt <= 16) \
+                or atoms_per_split <= 1:
+            return atoms_per_split
+        two_windows = 2 * (group // 64)
+        body = self.stages * two_windows // math.gcd(self.stages, two_windows)
+        return 1 + -(-(atoms_per_split - 1) // body) * body
+
     def direct_smem_bytes(self, atoms_per_split: int, rows: int, group: int, zero: bool) -> int:
         """Shared memory of one direct-pipeline launch: ``rows`` stored token rows of an ``atoms_per_split``-atom
         range (must equal DirectSmem<Cfg> in gemm_wna16_direct.cuh): padded x rows, group scales (+ zero terms),
         fp32 window sums [windows][bt], the K-warps' reduction scratch."""
         cols = 64 * atoms_per_split
         groups = cols // group if group else 0
-        if self.wgmma:
-            # DirectWgmmaSmem: swizzled x tiles of all bt rows, scales, zero terms; the fp32 epilogue tile reuses
-            # the region; + 1 KB to align the base
-            return max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1),
-                       self.bt * (self.block_n + 4) * 4) + 1024
         windows = -(-cols // (group or 64))
+        if self.wgmma:
+            # DirectWgmmaSmem: swizzled x tiles of all bt rows (DirectPlan::wg_x_atoms atom columns: the windows
+            # experiment's last loop body may read zero atoms past the range), scales, zero terms (+ the experiment's
+            # fp32 window sums [windows][bt]); the fp32 epilogue tile reuses the region; + 1 KB to align the base
+            x_cols = 64 * self.direct_wgmma_x_atoms(atoms_per_split, group)
+            xs = windows * self.bt * 4 if wg_windows_experiment() else 0
+            return max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
+                       self.bt * (self.block_n + 4) * 4) + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + windows * self.bt * 4 + red
         # a cluster launch stages its fp32 partial tile (bt rows of block_n + 4 floats) over the region at the end

@@ -103,6 +103,8 @@ def main(argv=None):
     ap.add_argument("--top", type=int, default=5, help="ranked candidates printed per case")
     ap.add_argument("--min-bytes", type=int, default=512 << 20)
     ap.add_argument("--json", default="")
+    ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16"),
+                    help="activation / output dtype of the layers and of the cuBLAS baseline")
     ap.add_argument("--pipeline", default="both", choices=("both", "cp_async", "bulk"))
     ap.add_argument("--choices", default="", help="explicit candidates (short names, comma-separated) instead of "
                     "the search space, e.g. bt8_wn4_tm2_wk1_ak2_s8_bulk")
@@ -116,18 +118,19 @@ def main(argv=None):
                          for r in args.split_ratios.split(",") if r.strip()] \
         + [("HUMMING_DEBUG_SPLITS", v.strip(), f"@x{v.strip()}") for v in args.splits.split(",") if v.strip()]
     desc = WeightDesc.parse(args.desc)
+    dtype = getattr(torch, args.dtype)
     results = []
     for shape in args.shapes.split(","):
         n, k = (int(v) for v in shape.split("x"))
         w = torch.randn(n, k, device="cuda") * 0.05
         qw = quantize_weight(w, desc)
-        base = GemmLayer(qw, None, torch.bfloat16)
+        base = GemmLayer(qw, None, dtype)
         wbytes = base.w.numel() * 4
         copies = max(1, -(-args.min_bytes // wbytes))
-        ref_w = w.to(torch.bfloat16)
+        ref_w = w.to(dtype)
         cub = [ref_w.clone() for _ in range(copies)]
         for m in (int(v) for v in args.ms.split(",")):
-            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
             t_cublas = time_graph([lambda wc=wc: torch.nn.functional.linear(x, wc) for wc in cub])
             bucket = m_bucket(m)
             heur = base._choice(bucket)
@@ -148,7 +151,7 @@ def main(argv=None):
                 if c.smem_bytes(desc.bits, gps, base.fp.zero_mode != 0, base.fp.group) <= base.info.smem_per_block:
                     ok.append(c)
             cands = ok
-            compile_many([_spec(base.fp, c, torch.bfloat16, base.arch) for c in cands])
+            compile_many([_spec(base.fp, c, dtype, base.arch) for c in cands])
             import os
 
             for c, var in itertools.product(cands, variants):

@@ -67,6 +67,18 @@ template <class T, int kBits_> struct IntFamily {
   }
 };
 
+// Row-scaled raw pairs of 4-bit codes in fp16 (the HUMMING_FP16_ROW16 experiment, DirectPlan::kRow16).  fp16's 10
+// mantissa bits hold a nibble at bits 4-7 of each half as well as at bits 0-3, so the pairs of rows g + 8 (q % 4 odd:
+// nibbles 1 and 3 of a half, layout.cuh) are masked in place and read kRawBias + 16 * code, and nibbles 2 / 3 share
+// one shift by 8: 4 lop3 + 1 shift per word instead of 4 + 3.  The fold divides rows g + 8 by 16 (exact).
+template <class Family, int kQ> HUMMING_DEVICE uint32_t raw_row16(const uint32_t (&w)[Family::kBits]) {
+  using Traits = typename Family::Traits;
+  static_assert(Family::kIsInt && Family::kBits == 4 && !Traits::kIsBF16, "row-scaled pairs: 4-bit codes in fp16");
+  constexpr int j = kQ % 4;
+  const uint32_t word = j < 2 ? w[kQ / 4] : (w[kQ / 4] >> 8);
+  return and_or(word, (j % 2 == 0 ? 0x000F000Fu : 0x00F000F0u), Traits::kMagicBits * 0x00010001u);
+}
+
 // ------------------------------------------------------------------------------------------------------------ floats
 // Sign / kExp exponent bits / kMan mantissa bits (bias 2^(kExp-1)-1).  The exponent+mantissa bits are moved right under
 // T's exponent/mantissa boundary and the sign to bit 15: the 16-bit pattern then means code_value * 2^-(kExpAdjust),

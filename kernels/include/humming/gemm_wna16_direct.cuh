@@ -56,6 +56,41 @@ template <class Cfg> struct DirectPlan {
   // wgmma dequantizes in the operand (Wna16Math::atom_wgmma: no windows), so its unit is one atom
   static constexpr int kUnitAtoms = (!Cfg::kWgmma && kWindows && kWindow > 64) ? kWindow / 64 : 1;
   static constexpr int kWindowSteps = kWindow >= 64 ? 4 : kWindow / 16;  // k16 steps per window inside one atom
+  // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_FP16_ROW16, unmeasured): the mma.sync kernel decodes 4-bit codes in
+  // fp16 with raw_row16 (dequant.cuh: rows g + 8 read kRawBias + 16 * code, one shift per word instead of three) and
+  // its fold divides those rows by 16.
+#ifdef HUMMING_FP16_ROW16
+  static constexpr bool kRow16 = !Cfg::kWgmma && Family::kIsInt && Family::kBits == 4 && Family::kMagic &&
+                                 !ComputeTraits<typename Cfg::T>::kIsBF16 && kWindows;
+#else
+  static constexpr bool kRow16 = false;
+#endif
+  // wgmma with accumulator-side windows (DirectWgmmaWindowMath) -- an EXPERIMENT, off by default
+  // (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS turns it on): groups of 128+ columns (windows of 2+ atoms: the loop
+  // schedule needs a window end inside every body), token tiles of <= 16.  Measured slower than the operand route
+  // (Wna16Math::atom_wgmma) on the H200 in every int4 cell it serves (NOTES.md, session 22), so the default kernels
+  // dequantize in the operand.  The host mirrors the layout it needs (KernelChoice.direct_smem_bytes reads the same
+  // define).
+#ifdef HUMMING_WG_WINDOWS
+  static constexpr bool kWgWindows = Cfg::kWgmma && Cfg::kGroup >= 128 && Cfg::kBT <= 16;
+#else
+  static constexpr bool kWgWindows = false;
+#endif
+  static constexpr int kWindowAtoms = kWindow >= 64 ? kWindow / 64 : 1;
+  // the windowed wgmma route subtracts an integer zero (constant or per group) from the raw pairs before the MMA (one
+  // HSUB2 per pair, exact) instead of folding Z * sum(x) per window: no window sums of x to compute up front (a pass
+  // over x and a barrier before the first MMA); float zero points keep the sums
+  static constexpr bool kWgZeroInOperand = Family::kIsInt && Cfg::kZeroMode != kFloatZero;
+  static constexpr bool kWgXSum = kXSum && !kWgZeroInOperand;
+  // the windowed wgmma loop body: lcm(ring depth, two windows) atoms (ring slots, fragment and window buffers are
+  // compile-time in it); it starts one atom into the range (DirectWgmmaWindowMath), so the x tile holds
+  // 1 + kWgBody * ceil((atoms - 1) / kWgBody) atoms, those past the range zero
+  static constexpr int kWgBody =
+      Cfg::kStages * (2 * kWindowAtoms) / gcd_constexpr(Cfg::kStages, 2 * kWindowAtoms);
+  HUMMING_DEVICE static int wg_x_atoms(int atoms_per_split) {
+    if constexpr (kWgWindows) return atoms_per_split <= 1 ? 1 : 1 + ceil_div(atoms_per_split - 1, kWgBody) * kWgBody;
+    else return atoms_per_split;
+  }
   static_assert(kWindow % 16 == 0 && (kWindow & (kWindow - 1)) == 0 && kWindow <= 256,
                 "direct kernel: windows are 16..256 columns, a power of two (the host refuses other groups)");
   static_assert(Cfg::kWgmma || Cfg::kBT == 8 || Cfg::kBT == 16, "direct mma.sync kernel: token tiles of 8 or 16");
@@ -85,6 +120,63 @@ template <class Cfg> struct DirectSmem {
     off_red = off_xs + windows * Cfg::kBT * 4;
   }
 };
+
+// Fold the raw partial sums `part` of window / group `wi` (index in the block's range) into acc:
+//     acc += s * (part - Z * xs) [+ zterm * xs]          (DirectPlan: Z = kConstZero or the group's integer zero)
+// kPhantom: wi may lie past the range's `windows` (DirectWgmmaWindowMath's last loop body runs whole, over zero
+// activations): part is then all zeros, xs reads as 0 and the scale / zero of the last window (finite) is used, so
+// nothing is added.
+template <class Cfg, bool kPhantom, bool kXs = DirectPlan<Cfg>::kXSum, class T>
+HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4],
+                                const float (&part)[Cfg::kTilesM][Cfg::kTokenGroups][4], int wi, int wn, int g, int t,
+                                const T* ss, const T* sz, const float* xs, int windows = 0) {
+  using Plan = DirectPlan<Cfg>;
+  using Family = typename Cfg::Family;
+  constexpr int kTG = Cfg::kTokenGroups;
+  constexpr int kBN = Cfg::kBN;
+  constexpr int kBT = Cfg::kBT;
+  const bool live = !kPhantom || wi < windows;
+  if constexpr (kPhantom) wi = min(wi, windows - 1);
+  float2 xv[kTG];
+  if constexpr (kXs) {
+#pragma unroll
+    for (int tg = 0; tg < kTG; ++tg) {
+      xv[tg] = *reinterpret_cast<const float2*>(xs + wi * kBT + tg * 8 + 2 * t);
+      if constexpr (kPhantom) xv[tg] = live ? xv[tg] : make_float2(0.f, 0.f);
+    }
+  }
+#pragma unroll
+  for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
+    const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
+    float sc[2], zc[2], nz[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      sc[h] = Cfg::kGroup != 0 ? to_float(ss[wi * kBN + row + 8 * h]) : 1.f;
+      zc[h] = !kXs ? 0.f
+            : Cfg::kZeroMode == kIntZero ? to_float(sz[wi * kBN + row + 8 * h])
+            : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
+                                           : (float)Plan::kConstZero;
+      nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[wi * kBN + row + 8 * h]) : 0.f;
+    }
+    if constexpr (Plan::kRow16) {
+      // rows g + 8 summed x * (B + 16 code), B = kRawBias: sum x (code - z) = (part - (16 Z - 15 B) xs) / 16 with
+      // Z = B + z (exact: small integers, a power-of-two scale)
+      zc[1] = 16.f * zc[1] - 15.f * (float)Family::kRawBias;
+      sc[1] *= 0.0625f;
+    }
+#pragma unroll
+    for (int tg = 0; tg < kTG; ++tg)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        const int h = v >> 1;
+        float p = part[tm][tg][v];
+        if constexpr (kXs) p = fmaf(-zc[h], (v & 1) ? xv[tg].y : xv[tg].x, p);
+        acc[tm][tg][v] = (Cfg::kGroup != 0 || Plan::kRow16) ? fmaf(sc[h], p, acc[tm][tg][v]) : acc[tm][tg][v] + p;
+        if constexpr (Cfg::kZeroMode == kFloatZero)
+          acc[tm][tg][v] = fmaf(nz[h], (v & 1) ? xv[tg].y : xv[tg].x, acc[tm][tg][v]);
+      }
+  }
+}
 
 // One warp's math: accumulators (WarpAccumulators), the per-window raw partial sums, and where its operands live in
 // shared memory.
@@ -147,38 +239,7 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
   }
 
   // Fold window / group `wi` (index in the range) into acc: acc += s * (part - Z * xs) [+ zterm * xs].
-  HUMMING_DEVICE void flush(int wi) {
-    const int t = lane % 4;
-    float2 xv[kTG];
-    if constexpr (Plan::kXSum) {
-#pragma unroll
-      for (int tg = 0; tg < kTG; ++tg) xv[tg] = *reinterpret_cast<const float2*>(xs + wi * kBT + tg * 8 + 2 * t);
-    }
-#pragma unroll
-    for (int tm = 0; tm < kTilesM; ++tm) {
-      const int row = (wn * kTilesM + tm) * 16 + g;
-      float sc[2], zc[2], nz[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        sc[h] = Cfg::kGroup != 0 ? to_float(ss[wi * kBN + row + 8 * h]) : 1.f;
-        zc[h] = Cfg::kZeroMode == kIntZero ? to_float(sz[wi * kBN + row + 8 * h])
-              : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
-                                             : (float)Plan::kConstZero;
-        nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[wi * kBN + row + 8 * h]) : 0.f;
-      }
-#pragma unroll
-      for (int tg = 0; tg < kTG; ++tg)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const int h = v >> 1;
-          float p = part[tm][tg][v];
-          if constexpr (Plan::kXSum) p = fmaf(-zc[h], (v & 1) ? xv[tg].y : xv[tg].x, p);
-          acc[tm][tg][v] = Cfg::kGroup != 0 ? fmaf(sc[h], p, acc[tm][tg][v]) : acc[tm][tg][v] + p;
-          if constexpr (Cfg::kZeroMode == kFloatZero)
-            acc[tm][tg][v] = fmaf(nz[h], (v & 1) ? xv[tg].y : xv[tg].x, acc[tm][tg][v]);
-        }
-    }
-  }
+  HUMMING_DEVICE void flush(int wi) { fold_window<Cfg, false>(acc, part, wi, wn, g, lane % 4, ss, sz, xs); }
 
   // Consume atom column `al` of the range, whose packed words this lane holds; kPos = the atom's position in its
   // unit (window ends are compile-time).
@@ -201,7 +262,9 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
         uint32_t af[4];
         static_for<4>([&](auto r_) {
           constexpr int r = decltype(r_)::value;
-          uint32_t raw = Family::template raw<4 * f + r>(words[tm]);   // pair q = 4f + r (layout.cuh)
+          uint32_t raw;   // pair q = 4f + r (layout.cuh)
+          if constexpr (Plan::kRow16) raw = raw_row16<Family, 4 * f + r>(words[tm]);
+          else raw = Family::template raw<4 * f + r>(words[tm]);
           if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
           af[r] = raw;
         });
@@ -325,12 +388,147 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // main loop the x region holds the fp32 output tile of the epilogue (splitk_epilogue's wgmma path).  No K-warps: a
 // warp covers the whole range, its atoms one after another, one atom's MMAs in flight over the next atom's dequant
 // (fragment buffers alternate per atom).
+// With the windowed experiment (DirectPlan::kWgWindows) the x region holds DirectPlan::wg_x_atoms atom columns (its
+// last loop body reads up to kWgBody - 1 zero atoms past the range) and fp32 window sums [windows][kBT] follow the
+// zero terms (float zero points only).
 template <class Cfg> struct DirectWgmmaSmem {
-  int off_s, off_z;
+  int x_atoms, off_s, off_z, off_xs;
   HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
-    off_s = range_cols * Cfg::kBT * 2;
+    x_atoms = DirectPlan<Cfg>::wg_x_atoms(range_cols / 64);
+    off_s = x_atoms * 64 * Cfg::kBT * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
+    off_xs = off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0);
+  }
+};
+
+// wgmma math with accumulator-side dequantization (DirectPlan::kWgWindows): the asynchronous MMAs consume the RAW
+// pairs (dequant.cuh: one lop3 + at most one shift per pair for int4 -- the operand route adds a subtraction and a
+// multiply per pair, about half of its ALU work) into per-window fp32 partial sums, and each window's zero / scale is
+// folded into acc afterwards (fold_window, the same algebra as the mma.sync kernel's DirectMath).
+//
+// Schedule.  Window w's partial sums live in buffer w % 2; its first MMA overwrites the buffer (scale-d = 0, no
+// zeroing pass).  Every atom: dequantize into fragment buffer al % 2, issue its MMAs, commit, wgmma_wait<1> (every
+// atom but this one has completed: the fragment buffer the next atom overwrites, and the window that ended with the
+// previous atom), and on the first atom of a window fold the window before it.  A window of kUw >= 2 atoms is thus
+// folded while the next one streams, and its buffer is free again kUw - 1 atoms before window w + 2 needs it.
+// ptxas tracks which asynchronous MMA last wrote a register only in straight-line code: an accumulator read whose
+// writer sits across a loop back edge serializes every wgmma of the kernel (its C7514 warning).  So the loop body
+// (Plan::kWgBody atoms) starts ONE atom into the range -- the range's first atom runs before the loop -- which puts
+// every fold in the body after the window's last MMA of the same body: window ends fall on body positions
+// kUw - 2, 2 kUw - 2, ... <= kWgBody - 2, and the body's last atom opens a window.  The last body runs whole: the
+// x tile is zero past the range (DirectPlan::wg_x_atoms) and the weight stream loads zeros there, so the extra atoms
+// add exact zeros (0 * finite raw pair), and their windows fold as phantoms.  Windows fold in order: deterministic.
+template <class Cfg> struct DirectWgmmaWindowMath : WarpAccumulators<Cfg> {
+  using Base = WarpAccumulators<Cfg>;
+  using Base::acc;
+  using Base::lane;
+  using Base::wn;
+  using T = typename Cfg::T;
+  using T2 = typename Cfg::T2;
+  using Family = typename Cfg::Family;
+  using Plan = DirectPlan<Cfg>;
+  static constexpr int kTG = Cfg::kTokenGroups;
+  static constexpr int kTilesM = Cfg::kTilesM;
+  static constexpr int kBits = Cfg::kBits;
+  static constexpr int kBT = Cfg::kBT;
+  static constexpr int kUw = Plan::kWindowAtoms;
+  static_assert(Plan::kWgWindows && kUw >= 2, "DirectWgmmaWindowMath: wgmma with windows of 2+ atoms");
+  static_assert(Plan::kWgBody % (2 * kUw) == 0 && Plan::kWgBody % Cfg::kStages == 0, "body = lcm(depth, 2 windows)");
+
+  float part[2][kTilesM][kTG][4];
+  uint32_t af[2][4][kTilesM][4];   // [atom parity][k16 step][tile]
+  const T* ss;
+  const T* sz;
+  const float* xs;
+  int windows;                     // windows (groups) of the range: ss / sz / xs entries
+
+  HUMMING_DEVICE DirectWgmmaWindowMath(int wn_, int lane_, const T* ss_, const T* sz_, const float* xs_, int windows_)
+      : Base(wn_, 0, lane_), ss(ss_), sz(sz_), xs(xs_), windows(windows_) {
+    this->clear();
+  }
+
+  template <int kB> HUMMING_DEVICE void fence_part() {
+#pragma unroll
+    for (int i = 0; i < kTilesM; ++i)
+#pragma unroll
+      for (int j = 0; j < kTG; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) fence_operand(part[kB][i][j][v]);
+  }
+
+  // Atom column al of the range, al = kD (mod kWgBody); kD = 0: the range's first atom (before the loop), kD = 1 ..
+  // kWgBody: a loop body's positions.
+  // `words` is the atom's ring slot: refill() reloads it (kDepth atoms ahead) right after the dequant has read it,
+  // so the weight stream never waits for the MMAs.
+  template <int kD, class Refill>
+  HUMMING_DEVICE void atom(const uint32_t (&words)[kTilesM][kBits], Refill&& refill, const T* sx_atom, int al) {
+    constexpr int kBuf = kD % 2;
+    constexpr int kPart = (kD / kUw) % 2;
+    constexpr bool kOpens = kD % kUw == 0;
+    // Plan::kWgZeroInOperand: the zero pairs of rows g and g + 8 of each tile (the window is the scale group)
+    // (atoms past the range -- the last body's zero atoms -- read the last window's zeros: finite, times x = 0)
+    T2 zp[kTilesM][2];
+    const int zw = min(al / kUw, windows - 1);
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm) {
+      if constexpr (Cfg::kZeroMode == kIntZero) {
+        const int row = (wn * kTilesM + tm) * 16 + this->g;
+        zp[tm][0] = broadcast2<T2, T>(sz[zw * Cfg::kBN + row]);
+        zp[tm][1] = broadcast2<T2, T>(sz[zw * Cfg::kBN + row + 8]);
+      } else {
+        zp[tm][0] = zp[tm][1] = pack2_from_float<T2>((float)Plan::kConstZero, (float)Plan::kConstZero);
+      }
+    }
+    static_for<4>([&](auto f_) {
+      constexpr int f = decltype(f_)::value;
+#pragma unroll
+      for (int tm = 0; tm < kTilesM; ++tm)
+        static_for<4>([&](auto r_) {
+          constexpr int r = decltype(r_)::value;
+          uint32_t raw = Family::template raw<4 * f + r>(words[tm]);   // pair q = 4f + r (layout.cuh)
+          if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
+          // R - Z: exact (small integers in T); a constant zero of 0 (int8 in bf16) costs nothing
+          if constexpr (Plan::kWgZeroInOperand && (Cfg::kZeroMode == kIntZero || Plan::kConstZero != 0))
+            raw = as_u32(sub2(as_t2<T2>(raw), zp[tm][r & 1]));
+          af[kBuf][f][tm][r] = raw;
+        });
+    });
+    refill();
+    const uint64_t desc = wgmma_desc_sw128(sx_atom);
+    fence_part<kPart>();
+    wgmma_fence();
+    static_for<4>([&](auto f_) {
+      constexpr int f = decltype(f_)::value;
+#pragma unroll
+      for (int tm = 0; tm < kTilesM; ++tm) {
+        auto& d = reinterpret_cast<float(&)[kBT / 2]>(part[kPart][tm]);
+        if constexpr (kOpens && f == 0) Wgmma<T, kBT>::template mma<false>(d, af[kBuf][f][tm], desc + 2 * f);
+        else Wgmma<T, kBT>::template mma<true>(d, af[kBuf][f][tm], desc + 2 * f);
+      }
+    });
+    wgmma_commit();
+    fence_part<kPart>();
+    wgmma_wait<1>();
+#ifndef HUMMING_DEBUG_WG_NO_FOLD   // timing experiments only: no window folds (wrong results)
+    if constexpr (kOpens && kD > 0) {
+      // the window before this one ended with the previous atom, whose MMAs have completed
+      fence_part<1 - kPart>();
+      fold_window<Cfg, true, Plan::kWgXSum>(acc, part[1 - kPart], al / kUw - 1, wn, this->g, lane % 4, ss, sz, xs,
+                                            windows);
+    }
+#endif
+  }
+
+  // After the last atom al_last (the loop's final position): wait for every MMA, fold the window it opened.
+  HUMMING_DEVICE void finish(int al_last) {
+    wgmma_wait<0>();
+    fence_part<0>();
+    fence_part<1>();
+    const int wi = al_last / kUw;
+    const int t = lane % 4;
+    if (wi % 2 == 0) fold_window<Cfg, true, Plan::kWgXSum>(acc, part[0], wi, wn, this->g, t, ss, sz, xs, windows);
+    else fold_window<Cfg, true, Plan::kWgXSum>(acc, part[1], wi, wn, this->g, t, ss, sz, xs, windows);
   }
 };
 
@@ -388,7 +586,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   grid_dependency_wait();
   if (release_early) grid_dependents_launch();
   {
-    const int chunks = atoms_per_split * kBT * 8;
+    const int chunks = L.x_atoms * kBT * 8;   // atoms past the range (DirectPlan::wg_x_atoms): zeros
     for (int c = tid; c < chunks; c += kThreads) {
       const int a = c / (kBT * 8);
       const int r = (c / 8) % kBT;
@@ -403,6 +601,67 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     fence_proxy_async_shared();   // the tensor cores read x through the async proxy (wgmma.cuh)
     __syncthreads();
   }
+#ifndef HUMMING_DEBUG_WG_NO_XSUM   // timing experiments only: no window sums of x (wrong results)
+  if constexpr (Plan::kWgWindows && Plan::kWgXSum) {
+    // window sums of x (DirectWgmmaWindowMath's zero fold), as in the mma.sync kernel: thread = one 8-column chunk,
+    // a window's chunks in consecutive lanes summed by a fixed butterfly (deterministic); the x tile is stored
+    // swizzled per atom column; rows past M get 0
+    constexpr int kChunksPerWindow = Plan::kWindow / 8;
+    static_assert(kChunksPerWindow <= 32, "a window's chunks fit one warp");
+    const int chunks_per_row = range_cols / 8;   // a multiple of kChunksPerWindow: ranges hold whole windows
+    const int rows = min(kBT, M - m0);           // valid token rows; the others' sums are 0
+    const int total = rows * chunks_per_row;
+    float* xs = reinterpret_cast<float*>(smem + L.off_xs);
+    const int windows = range_cols / Plan::kWindow;
+    for (int i = tid; i < windows * (kBT - rows); i += kThreads)
+      xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
+    for (int c0 = tid - lane; c0 < total; c0 += kThreads) {   // warp-uniform bound: every lane shuffles
+      const int c = c0 + lane;
+      const int r = c / chunks_per_row, ch = c % chunks_per_row;
+      float v = 0.f;
+      if (c < total) {
+        const uint4 q = *reinterpret_cast<const uint4*>(sx + (ch / 8) * kBT * 64 + r * 64 + (((ch % 8) ^ (r % 8)) * 8));
+        const uint32_t u[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
+          v += to_float(p2.x) + to_float(p2.y);
+        }
+      }
+#pragma unroll
+      for (int o = 1; o < kChunksPerWindow; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+      if (c < total && ch % kChunksPerWindow == 0) xs[(ch / kChunksPerWindow) * kBT + r] = v;
+    }
+    __syncthreads();
+  }
+#endif
+  if constexpr (Plan::kWgWindows) {
+    // ---- 3 (accumulator-side windows): the range's first atom, then whole bodies of Plan::kWgBody atoms
+    //      (DirectWgmmaWindowMath explains the offset and why no body is cut)
+    DirectWgmmaWindowMath<Cfg> math(wn, lane, ss, sz, reinterpret_cast<const float*>(smem + L.off_xs),
+                                    ceil_div(range_cols, Plan::kWindow));
+    constexpr int kWB = Plan::kWgBody;
+    math.template atom<0>(ring[0], [&] { stream.template load_next<0>(ring[0]); }, sx, 0);
+    const int bodies = n_seq <= 1 ? 0 : ceil_div(n_seq - 1, kWB);
+    int i0 = 1;
+#pragma unroll 1
+    for (int j = 0; j < bodies; ++j, i0 += kWB)
+      static_for<kWB>([&](auto p_) {
+        constexpr int d = 1 + decltype(p_)::value;   // atom i0 + d - 1 = d (mod kWB): the body starts at 1 mod kWB
+        math.template atom<d>(ring[d % kDepth], [&] { stream.template load_next<0>(ring[d % kDepth]); },
+                              sx + (i0 + d - 1) * kBT * 64, i0 + d - 1);
+      });
+    math.finish(i0 - 1);
+    if (!release_early) grid_dependents_launch();
+    if constexpr (kCluster != 0) {
+      cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0,
+                                             reinterpret_cast<float*>(smem));
+    } else {
+      __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
+      splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0,
+                           reinterpret_cast<float*>(smem), blk.reducers);
+    }
+  } else {
   // ---- 3: barrier-free main loop.  Whole bodies run unconditionally: a per-atom branch inside the asynchronous
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
   Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
@@ -431,6 +690,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem),
                          blk.reducers);
   }
+  }   // operand route
 }
 
 // kCluster = 0: K splits reduced through the global workspace + tickets (splitk_epilogue); 2..8: launched as clusters
