@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (A record of a session-22 call: the windows route was then the default and HUMMING_WG_OPERAND_DEQUANT selected the
+# operand route; since the end of that session the windows are opt-in -- HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS.)
 # Session 22, call A (carry .whl; ~9 minutes): the windowed wgmma route of the direct kernel (accumulator-side
 # dequant for token tiles <= 16 and groups >= 128) -- its GPU tests and the direct wgmma suites, then the int4 A/B
 # against the operand route (HUMMING_WG_OPERAND_DEQUANT) at M=1 / 16, then the int4 bench.

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
+# (A record of a session-22 call: the windows route was then the default and HUMMING_WG_OPERAND_DEQUANT selected the
+# operand route; since the end of that session the windows are opt-in -- HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS.)
 # Session 22, call C (carry .whl; ~5 minutes): where the windowed wgmma route loses (calls A-B: M=16 13.5 / 42.6 /
 # 20.5 us vs the operand route's 9.2 / 26.3 / 15.4): timing-only macros (no x window sums, no folds) and ncu of both
 # routes on 28672x4096 M=16.
 . scripts/h200_setup.sh
 call_results c
-ab() {  # NAME [env...]
-  local name=$1; shift
-  env "$@" timeout 90 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16 --no-upstream --no-eager \
-    --cold none --no-check >$R/ab_$name.log 2>&1
-  echo "-- $name"; grep "] ours" $R/ab_$name.log | sed 's/.*int4-g128 //' | cut -c1-24 | tr '\n' ';'; echo
-}
+ab() { AB_ARGS="--no-check" ab_int4 "$@"; }
 ab windows
 ab no_xsum HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_WG_NO_XSUM
 ab no_fold HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_WG_NO_FOLD

@@ -66,3 +66,11 @@ ncu_upstream() {
   grep -E "Duration|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Grid Size|Block Size|Dynamic Shared|Issue Slots Busy|Eligible" \
     "$R/$1_details.txt" | head -14; pack
 }
+# ab_int4 NAME [env...] (after call_results): the int4 bench at M=1 / 16 without peers under the given environment
+# ($AB_ARGS: extra bench options), the "ours" lines printed on one line.
+ab_int4() {
+  local name=$1; shift
+  env "$@" timeout 90 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16 --no-upstream --no-eager \
+    --cold none ${AB_ARGS:-} >$R/ab_$name.log 2>&1
+  echo "-- $name"; grep "] ours" $R/ab_$name.log | sed 's/.*int4-g128 //' | cut -c1-60 | tr '\n' ';'; echo
+}
