@@ -285,3 +285,27 @@ def test_direct_fp16_row16_experiment(choice, monkeypatch):
                  "w:uint4b8,s:channel:float16"]:
         for n, k, m in [(1000, 1088, 1), (256, 4096, choice.bt), (200, 8200, 3)]:
             _run(desc, n, k, m, choice, dtype=torch.float16)
+
+
+@pytest.mark.parametrize("choice", DIRECT8[:2] + DIRECT16, ids=lambda c: c.short())
+def test_direct_bf16_as_fp16_experiment(choice, monkeypatch):
+    """The HUMMING_BF16_AS_FP16 experiment (gemm_wna16_direct.cuh, DirectPlan::kX16: bf16 activations staged as fp16
+    with a per-token power-of-two scale, fp16 MMAs with the raw_row16 decode, the scale undone before the epilogue):
+    symmetric int4 g128, uint4 with integer (g64) and float (g32) zero points, channel scales; rows of very different
+    magnitude in one call (1e-3 .. 1e3: every row gets its own scale), K tails, odd N, 1..kBT valid rows; against the
+    fp32 reference, NaN-poisoned outputs, two calls bit-identical.  Unmeasured for speed (NOTES.md, session 22)."""
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_BF16_AS_FP16")
+    for desc in ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint4,s:g32:bfloat16,zp:float",
+                 "w:uint4b8,s:channel:bfloat16"]:
+        for n, k, m in [(1000, 1088, 1), (256, 4096, choice.bt), (200, 8200, 3)]:
+            _run(desc, n, k, m, choice)
+        # per-row magnitudes far apart: each row is scaled into fp16 range on its own
+        dw = WeightDesc.parse(desc)
+        qw = quantize_weight(torch.randn(512, 2048, device="cuda") * 0.05, dw, name="x16_rows")
+        layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(choice.bt): choice})
+        x = torch.randn(choice.bt, 2048, device="cuda", dtype=torch.bfloat16)
+        x *= torch.logspace(-3, 3, choice.bt, device="cuda").to(torch.bfloat16)[:, None]
+        ref = reference_gemm(x.float(), qw)
+        y = layer(x).float()
+        rel = (y - ref).norm(dim=1) / ref.norm(dim=1).clamp(min=1e-30)
+        assert bool((rel < 1.2e-2).all()), f"{desc} {choice.short()}: per-row rel err {rel.tolist()}"

@@ -48,8 +48,23 @@ namespace humming {
 // vllm_humming/tuning/heuristics.py (direct_unit_atoms / KernelChoice.direct_smem_bytes).
 template <class Cfg> struct DirectPlan {
   using Family = typename Cfg::Family;
+  // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_BF16_AS_FP16, unmeasured): the mma.sync kernel runs 4-bit integer codes
+  // with bf16 activations on fp16 MMAs -- x staged in shared memory as fp16 with a per-token power-of-two scale
+  // (exact: bf16's 8 significant bits fit fp16's 11 once the row's maximum sits in [2^14, 2^15)), undone before the
+  // epilogue -- so the decode can use raw_row16 (one shift per word instead of three).  FamilyC / TC: the family and
+  // type of the MMA operands (Family / T elsewhere).
+#ifdef HUMMING_BF16_AS_FP16
+  static constexpr bool kX16 = !Cfg::kWgmma && Family::kIsInt && Family::kBits == 4 && Family::kMagic &&
+                               ComputeTraits<typename Cfg::T>::kIsBF16;
+#else
+  static constexpr bool kX16 = false;
+#endif
+  using TC = conditional_t<kX16, __half, typename Cfg::T>;
+  using FamilyC = conditional_t<kX16, IntFamily<__half, 4>, Family>;
   // int families: w = (R - Z) * s with Z = kRawBias + offset (+ zero): the constant part, 0 for int8 in bf16
-  static constexpr int kConstZero = Family::kIsInt ? Family::kRawBias + Cfg::kOffset : 0;
+  static constexpr int kConstZero = FamilyC::kIsInt ? FamilyC::kRawBias + Cfg::kOffset : 0;
+  // the stored integer zero terms hold Family's bias (ops/gemm.py); the MMA operands carry FamilyC's
+  static constexpr int kZeroTermShift = FamilyC::kIsInt ? FamilyC::kRawBias - Family::kRawBias : 0;
   static constexpr bool kXSum = Family::kIsInt && (Cfg::kZeroMode != kNoZero || kConstZero != 0);
   static constexpr bool kWindows = Cfg::kGroup != 0 || kXSum;   // partial sums flushed per window
   static constexpr int kWindow = Cfg::kGroup != 0 ? Cfg::kGroup : 64;    // columns per window (no group: one atom)
@@ -60,10 +75,10 @@ template <class Cfg> struct DirectPlan {
   // fp16 with raw_row16 (dequant.cuh: rows g + 8 read kRawBias + 16 * code, one shift per word instead of three) and
   // its fold divides those rows by 16.
 #ifdef HUMMING_FP16_ROW16
-  static constexpr bool kRow16 = !Cfg::kWgmma && Family::kIsInt && Family::kBits == 4 && Family::kMagic &&
-                                 !ComputeTraits<typename Cfg::T>::kIsBF16 && kWindows;
+  static constexpr bool kRow16 = kX16 || (!Cfg::kWgmma && Family::kIsInt && Family::kBits == 4 && Family::kMagic &&
+                                          !ComputeTraits<typename Cfg::T>::kIsBF16 && kWindows);
 #else
-  static constexpr bool kRow16 = false;
+  static constexpr bool kRow16 = kX16;
 #endif
   // wgmma with accumulator-side windows (DirectWgmmaWindowMath) -- an EXPERIMENT, off by default
   // (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS turns it on): groups of 128+ columns (windows of 2+ atoms: the loop
@@ -154,14 +169,16 @@ HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4]
       sc[h] = Cfg::kGroup != 0 ? to_float(ss[wi * kBN + row + 8 * h]) : 1.f;
       zc[h] = !kXs ? 0.f
             : Cfg::kZeroMode == kIntZero ? to_float(sz[wi * kBN + row + 8 * h])
-            : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
+            : Cfg::kZeroMode == kFloatZero ? (float)Plan::FamilyC::kRawBias
                                            : (float)Plan::kConstZero;
       nz[h] = Cfg::kZeroMode == kFloatZero ? to_float(sz[wi * kBN + row + 8 * h]) : 0.f;
+      if constexpr (kXs && Cfg::kZeroMode == kIntZero && Plan::kZeroTermShift != 0)
+        zc[h] += (float)Plan::kZeroTermShift;
     }
     if constexpr (Plan::kRow16) {
       // rows g + 8 summed x * (B + 16 code), B = kRawBias: sum x (code - z) = (part - (16 Z - 15 B) xs) / 16 with
       // Z = B + z (exact: small integers, a power-of-two scale)
-      zc[1] = 16.f * zc[1] - 15.f * (float)Family::kRawBias;
+      zc[1] = 16.f * zc[1] - 15.f * (float)Plan::FamilyC::kRawBias;
       sc[1] *= 0.0625f;
     }
 #pragma unroll
@@ -263,16 +280,17 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
         static_for<4>([&](auto r_) {
           constexpr int r = decltype(r_)::value;
           uint32_t raw;   // pair q = 4f + r (layout.cuh)
-          if constexpr (Plan::kRow16) raw = raw_row16<Family, 4 * f + r>(words[tm]);
+          if constexpr (Plan::kRow16) raw = raw_row16<typename Plan::FamilyC, 4 * f + r>(words[tm]);
           else raw = Family::template raw<4 * f + r>(words[tm]);
           if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
           af[r] = raw;
         });
 #pragma unroll
         for (int tg = 0; tg < kTG; ++tg) {
-          if constexpr (!Plan::kWindows) mma_16816<T>(acc[tm][tg], af, b[f][tg]);
-          else if constexpr (kFirst) mma_16816_first<T>(part[tm][tg], af, b[f][tg]);
-          else mma_16816<T>(part[tm][tg], af, b[f][tg]);
+          using TC = typename Plan::TC;   // T, or fp16 under the HUMMING_BF16_AS_FP16 experiment
+          if constexpr (!Plan::kWindows) mma_16816<TC>(acc[tm][tg], af, b[f][tg]);
+          else if constexpr (kFirst) mma_16816_first<TC>(part[tm][tg], af, b[f][tg]);
+          else mma_16816<TC>(part[tm][tg], af, b[f][tg]);
         }
       }
       if constexpr (Plan::kWindows && kLast)
@@ -720,6 +738,11 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   constexpr int kThreads = Cfg::kThreads;
 
   extern __shared__ __align__(16) uint8_t smem[];
+#ifdef HUMMING_BF16_AS_FP16
+  // Plan::kX16: per token row, the float bits of max |x|, the scale to fp16 and its inverse
+  __shared__ uint32_t x16_max[kBT];
+  __shared__ float x16_scale[kBT], x16_inv[kBT];
+#endif
 
   const int tid = threadIdx.x;
   const int lane = tid % 32;
@@ -762,10 +785,57 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
       const bool valid = col < K && col < ka1 * 64;   // K tail / the last split's missing atoms: zeros
       copy16_async(sx + r * L.ld + ch * 8, valid ? x + (size_t)(m0 + r) * K + col : x, valid);
     }
+#ifdef HUMMING_BF16_AS_FP16
+    if constexpr (Plan::kX16)
+      if (tid < kBT) x16_max[tid] = 0u;
+#endif
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
   }
+#ifdef HUMMING_BF16_AS_FP16
+  if constexpr (Plan::kX16) {
+    // HUMMING_BF16_AS_FP16: each token row's max |x| over the range (float bits of non-negative values order like
+    // unsigned integers: one shared atomicMax per warp where the warp's chunks share a row, else per lane)
+    const int chunks_per_row = range_cols / 8;
+    const T* sx = reinterpret_cast<const T*>(smem);
+    for (int c0 = tid - lane; c0 < rows * chunks_per_row; c0 += kThreads) {   // warp-uniform bound
+      const int c = c0 + lane;
+      const bool ok = c < rows * chunks_per_row;
+      const int r = ok ? c / chunks_per_row : 0;
+      float mx = 0.f;
+      if (ok) {
+        const uint4 q = *reinterpret_cast<const uint4*>(sx + r * L.ld + (c % chunks_per_row) * 8);
+        const uint32_t u[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
+          mx = fmaxf(mx, fmaxf(fabsf(to_float(p2.x)), fabsf(to_float(p2.y))));
+        }
+      }
+      const int r_first = __shfl_sync(0xffffffffu, r, 0);
+      const int last = min(31, rows * chunks_per_row - 1 - c0);
+      if (__shfl_sync(0xffffffffu, r, last) == r_first) {
+        uint32_t m = __float_as_uint(mx);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+        if (lane == 0) atomicMax(&x16_max[r_first], m);
+      } else if (ok) {
+        atomicMax(&x16_max[r], __float_as_uint(mx));
+      }
+    }
+    __syncthreads();
+    // scale 2^(14 - E), E = the max's binary exponent: the row's max lands in [2^14, 2^15) (fp16 holds 65504); the
+    // inverse goes to the accumulators after the main loop
+    if (tid < kBT) {
+      const int E = tid < rows ? (int)((x16_max[tid] >> 23) & 0xFF) - 127 : 0;
+      const int sh = max(-126, min(126, 14 - E));   // both 2^sh and 2^-sh normal floats
+      x16_scale[tid] = __uint_as_float((uint32_t)(sh + 127) << 23);
+      x16_inv[tid] = __uint_as_float((uint32_t)(127 - sh) << 23);
+    }
+    __syncthreads();
+  }
+#endif
   if constexpr (Plan::kXSum) {
     // window sums of x: thread = one 8-column chunk; the kWindow / 8 chunks of a window sit in consecutive lanes of one
     // warp (range_cols is a multiple of kWindow here: the host keeps atoms_per_split a multiple of kU), so a
@@ -782,11 +852,28 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
       if (c < total) {
         const int r = c / chunks_per_row, ch = c % chunks_per_row;
         const uint4 q = *reinterpret_cast<const uint4*>(sx + r * L.ld + ch * 8);
-        const uint32_t u[4] = {q.x, q.y, q.z, q.w};
+        uint32_t u[4] = {q.x, q.y, q.z, q.w};
+#ifdef HUMMING_BF16_AS_FP16
+        if constexpr (Plan::kX16) {
+          // HUMMING_BF16_AS_FP16: this chunk becomes fp16 (x * 2^sh, exact in the normal range), in place -- this
+          // thread owns it -- and the window sums are those of the fp16 values the MMAs will read
+          const float sc = x16_scale[r];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const typename Cfg::T2 p = as_t2<typename Cfg::T2>(u[e]);
-          v += to_float(p.x) + to_float(p.y);
+          for (int e = 0; e < 4; ++e) {
+            const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
+            const __half2 h2 = __floats2half2_rn(to_float(p2.x) * sc, to_float(p2.y) * sc);
+            u[e] = as_u32(h2);
+            v += __low2float(h2) + __high2float(h2);
+          }
+          *reinterpret_cast<uint4*>(const_cast<T*>(sx) + r * L.ld + ch * 8) = make_uint4(u[0], u[1], u[2], u[3]);
+        } else
+#endif
+        {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const typename Cfg::T2 p = as_t2<typename Cfg::T2>(u[e]);
+            v += to_float(p.x) + to_float(p.y);
+          }
         }
       }
 #pragma unroll
@@ -829,6 +916,19 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   });
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
   if (!release_early) grid_dependents_launch();
+#ifdef HUMMING_BF16_AS_FP16
+  if constexpr (Plan::kX16) {
+    // undo the per-token scale of the fp16 activations (token tg*8 + 2t + (v&1); slots past the valid rows copy
+    // row rows - 1, DirectMath's clamp)
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm)
+#pragma unroll
+      for (int tg = 0; tg < Cfg::kTokenGroups; ++tg)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          math.acc[tm][tg][v] *= x16_inv[min(tg * 8 + 2 * (lane % 4) + (v & 1), rows - 1)];
+  }
+#endif
 
   // ---- 4
   math.reduce_k(reinterpret_cast<float*>(smem + L.off_red), [] { __syncthreads(); });
