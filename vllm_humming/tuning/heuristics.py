@@ -231,7 +231,7 @@ class KernelChoice:
     def direct_smem_bytes(self, atoms_per_split: int, rows: int, group: int, zero: bool) -> int:
         """Shared memory of one direct-pipeline launch: ``rows`` stored token rows of an ``atoms_per_split``-atom
         range (must equal DirectSmem<Cfg> in gemm_wna16_direct.cuh): padded x rows, group scales (+ zero terms),
-        fp32 window sums [windows][bt], the K-warps' reduction scratch."""
+        fp32 window sums and x scales [windows][bt], the K-warps' reduction scratch."""
         cols = 64 * atoms_per_split
         groups = cols // group if group else 0
         windows = -(-cols // (group or 64))
@@ -244,7 +244,8 @@ class KernelChoice:
             return max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
                        self.bt * (self.block_n + 4) * 4) + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
-        used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + windows * self.bt * 4 + red
+        # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
+        used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + 2 * windows * self.bt * 4 + red
         # a cluster launch stages its fp32 partial tile (bt rows of block_n + 4 floats) over the region at the end
         return max(used, self.bt * (self.block_n + 4) * 4) if self.cluster else used
 

@@ -67,10 +67,10 @@ template <class T, int kBits_> struct IntFamily {
   }
 };
 
-// Row-scaled raw pairs of 4-bit codes in fp16 (the HUMMING_FP16_ROW16 experiment, DirectPlan::kRow16).  fp16's 10
-// mantissa bits hold a nibble at bits 4-7 of each half as well as at bits 0-3, so the pairs of rows g + 8 (q % 4 odd:
-// nibbles 1 and 3 of a half, layout.cuh) are masked in place and read kRawBias + 16 * code, and nibbles 2 / 3 share
-// one shift by 8: 4 lop3 + 1 shift per word instead of 4 + 3.  The fold divides rows g + 8 by 16 (exact).
+// Row-scaled raw pairs of 4-bit codes in fp16 (DirectPlan::kRow16: the mma.sync decode kernel's default for fp16).
+// fp16's 10 mantissa bits hold a nibble at bits 4-7 of each half as well as at bits 0-3, so the pairs of rows g + 8
+// (q % 4 odd: nibbles 1 and 3 of a half, layout.cuh) are masked in place and read kRawBias + 16 * code, and nibbles
+// 2 / 3 share one shift by 8: 4 lop3 + 1 shift per word instead of 4 + 3.  The fold divides rows g + 8 by 16 (exact).
 template <class Family, int kQ> HUMMING_DEVICE uint32_t raw_row16(const uint32_t (&w)[Family::kBits]) {
   using Traits = typename Family::Traits;
   static_assert(Family::kIsInt && Family::kBits == 4 && !Traits::kIsBF16, "row-scaled pairs: 4-bit codes in fp16");

@@ -44,18 +44,22 @@
 
 namespace humming {
 
+// 4-bit integer codes decoded with a magic number (IntFamily::kMagic); false for float families, which have no kMagic.
+template <class F, bool = F::kIsInt> struct MagicInt4 { static constexpr bool value = false; };
+template <class F> struct MagicInt4<F, true> { static constexpr bool value = F::kBits == 4 && F::kMagic; };
+
 // Compile-time facts of a format on this kernel (DirectPlan) -- what the host mirrors in
 // vllm_humming/tuning/heuristics.py (direct_unit_atoms / KernelChoice.direct_smem_bytes).
 template <class Cfg> struct DirectPlan {
   using Family = typename Cfg::Family;
-  // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_BF16_AS_FP16, unmeasured): the mma.sync kernel runs 4-bit integer codes
-  // with bf16 activations on fp16 MMAs -- x staged in shared memory as fp16 with a per-token power-of-two scale
-  // (exact: bf16's 8 significant bits fit fp16's 11 once the row's maximum sits in [2^14, 2^15)), undone before the
-  // epilogue -- so the decode can use raw_row16 (one shift per word instead of three).  FamilyC / TC: the family and
-  // type of the MMA operands (Family / T elsewhere).
+  // bf16 activations on fp16 MMAs (HUMMING_DEBUG_DEFINES=HUMMING_BF16_AS_FP16, an experiment): the mma.sync kernel
+  // runs 4-bit integer codes with bf16 activations as fp16 -- each window's x values of one token scaled by a power
+  // of two 2^sh chosen from that window's own max |x| (the window's lanes share it by shuffles: no cross-warp pass),
+  // exact because bf16's 8 significant bits fit fp16's 11 once the window's max sits in [2^14, 2^15) -- so the
+  // decode can use raw_row16 (one shift per word instead of three); the fold multiplies the window's partial sums by
+  // 2^-sh.  FamilyC / TC: the family and type of the MMA operands (Family / T elsewhere).
 #ifdef HUMMING_BF16_AS_FP16
-  static constexpr bool kX16 = !Cfg::kWgmma && Family::kIsInt && Family::kBits == 4 && Family::kMagic &&
-                               ComputeTraits<typename Cfg::T>::kIsBF16;
+  static constexpr bool kX16 = !Cfg::kWgmma && MagicInt4<Family>::value && ComputeTraits<typename Cfg::T>::kIsBF16;
 #else
   static constexpr bool kX16 = false;
 #endif
@@ -68,17 +72,19 @@ template <class Cfg> struct DirectPlan {
   static constexpr bool kXSum = Family::kIsInt && (Cfg::kZeroMode != kNoZero || kConstZero != 0);
   static constexpr bool kWindows = Cfg::kGroup != 0 || kXSum;   // partial sums flushed per window
   static constexpr int kWindow = Cfg::kGroup != 0 ? Cfg::kGroup : 64;    // columns per window (no group: one atom)
+  static_assert(!kX16 || kXSum, "fp16 staging scales x per window in the window sums pass");
   // wgmma dequantizes in the operand (Wna16Math::atom_wgmma: no windows), so its unit is one atom
   static constexpr int kUnitAtoms = (!Cfg::kWgmma && kWindows && kWindow > 64) ? kWindow / 64 : 1;
   static constexpr int kWindowSteps = kWindow >= 64 ? 4 : kWindow / 16;  // k16 steps per window inside one atom
-  // Experiment (HUMMING_DEBUG_DEFINES=HUMMING_FP16_ROW16, unmeasured): the mma.sync kernel decodes 4-bit codes in
-  // fp16 with raw_row16 (dequant.cuh: rows g + 8 read kRawBias + 16 * code, one shift per word instead of three) and
-  // its fold divides those rows by 16.
-#ifdef HUMMING_FP16_ROW16
-  static constexpr bool kRow16 = kX16 || (!Cfg::kWgmma && Family::kIsInt && Family::kBits == 4 && Family::kMagic &&
-                                          !ComputeTraits<typename Cfg::T>::kIsBF16 && kWindows);
-#else
+  // 4-bit integer codes on fp16 MMAs (fp16 activations, or bf16 staged as fp16: kX16) decode with raw_row16
+  // (dequant.cuh: rows g + 8 read kRawBias + 16 * code, one shift per word instead of three) and the fold divides
+  // those rows by 16.  Measured on the H200 (NOTES.md, session 23): fp16 int4 g128 at M=1 28672x4096 19.3 vs 20.6 us,
+  // 4096x14336 11.5 vs 12.0; HUMMING_DEBUG_DEFINES=HUMMING_NO_FP16_ROW16 turns it off for fp16 (A/B runs).
+#ifdef HUMMING_NO_FP16_ROW16
   static constexpr bool kRow16 = kX16;
+#else
+  static constexpr bool kRow16 = kX16 || (!Cfg::kWgmma && MagicInt4<Family>::value &&
+                                          !ComputeTraits<typename Cfg::T>::kIsBF16 && kWindows);
 #endif
   // wgmma with accumulator-side windows (DirectWgmmaWindowMath) -- an EXPERIMENT, off by default
   // (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS turns it on): groups of 128+ columns (windows of 2+ atoms: the loop
@@ -124,7 +130,7 @@ template <class Cfg> struct DirectPlan {
 // Must equal KernelChoice.direct_smem_bytes (vllm_humming/tuning/heuristics.py).
 template <class Cfg> struct DirectSmem {
   using Plan = DirectPlan<Cfg>;
-  int ld, off_s, off_z, off_xs, off_red, windows;
+  int ld, off_s, off_z, off_xs, off_xinv, off_red, windows;
   HUMMING_DEVICE DirectSmem(int range_cols, int rows) {
     ld = range_cols + 8;
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
@@ -132,7 +138,10 @@ template <class Cfg> struct DirectSmem {
     off_s = rows * ld * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
     off_xs = off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0);
-    off_red = off_xs + windows * Cfg::kBT * 4;
+    off_xinv = off_xs + windows * Cfg::kBT * 4;
+    // the windows' x scales 2^-sh [windows][kBT] (read only when Plan::kX16; reserved always, a few hundred bytes,
+    // so that the host's mirror -- KernelChoice.direct_smem_bytes -- needs no format)
+    off_red = off_xinv + windows * Cfg::kBT * 4;
   }
 };
 
@@ -144,7 +153,8 @@ template <class Cfg> struct DirectSmem {
 template <class Cfg, bool kPhantom, bool kXs = DirectPlan<Cfg>::kXSum, class T>
 HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4],
                                 const float (&part)[Cfg::kTilesM][Cfg::kTokenGroups][4], int wi, int wn, int g, int t,
-                                const T* ss, const T* sz, const float* xs, int windows = 0) {
+                                const T* ss, const T* sz, const float* xs, int windows = 0,
+                                const float* xinv = nullptr) {
   using Plan = DirectPlan<Cfg>;
   using Family = typename Cfg::Family;
   constexpr int kTG = Cfg::kTokenGroups;
@@ -152,12 +162,14 @@ HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4]
   constexpr int kBT = Cfg::kBT;
   const bool live = !kPhantom || wi < windows;
   if constexpr (kPhantom) wi = min(wi, windows - 1);
-  float2 xv[kTG];
+  float2 xv[kTG], iv[kTG];
   if constexpr (kXs) {
 #pragma unroll
     for (int tg = 0; tg < kTG; ++tg) {
       xv[tg] = *reinterpret_cast<const float2*>(xs + wi * kBT + tg * 8 + 2 * t);
       if constexpr (kPhantom) xv[tg] = live ? xv[tg] : make_float2(0.f, 0.f);
+      // kX16: part and xs are in units of the window's scaled x (x * 2^sh per token); iv = 2^-sh
+      if constexpr (Plan::kX16) iv[tg] = *reinterpret_cast<const float2*>(xinv + wi * kBT + tg * 8 + 2 * t);
     }
   }
 #pragma unroll
@@ -188,9 +200,13 @@ HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4]
         const int h = v >> 1;
         float p = part[tm][tg][v];
         if constexpr (kXs) p = fmaf(-zc[h], (v & 1) ? xv[tg].y : xv[tg].x, p);
+        if constexpr (Plan::kX16) p *= (v & 1) ? iv[tg].y : iv[tg].x;
         acc[tm][tg][v] = (Cfg::kGroup != 0 || Plan::kRow16) ? fmaf(sc[h], p, acc[tm][tg][v]) : acc[tm][tg][v] + p;
-        if constexpr (Cfg::kZeroMode == kFloatZero)
-          acc[tm][tg][v] = fmaf(nz[h], (v & 1) ? xv[tg].y : xv[tg].x, acc[tm][tg][v]);
+        if constexpr (Cfg::kZeroMode == kFloatZero) {
+          float xw = (v & 1) ? xv[tg].y : xv[tg].x;
+          if constexpr (Plan::kX16) xw *= (v & 1) ? iv[tg].y : iv[tg].x;
+          acc[tm][tg][v] = fmaf(nz[h], xw, acc[tm][tg][v]);
+        }
       }
   }
 }
@@ -219,6 +235,7 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
   const T* ss;         // group scales [groups][kBN]
   const T* sz;         // zero terms   [groups][kBN]
   const float* xs;     // window sums  [windows][kBT]
+  const float* xinv;   // Plan::kX16: the windows' 2^-sh [windows][kBT]
 
   HUMMING_DEVICE DirectMath(int wn_, int wk_, int lane_, const uint8_t* smem, const DirectSmem<Cfg>& L, int rows)
       : Base(wn_, wk_, lane_) {
@@ -231,6 +248,7 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
     ss = reinterpret_cast<const T*>(smem + L.off_s);
     sz = reinterpret_cast<const T*>(smem + L.off_z);
     xs = reinterpret_cast<const float*>(smem + L.off_xs);
+    xinv = reinterpret_cast<const float*>(smem + L.off_xinv);
     this->clear();
   }
 
@@ -256,7 +274,7 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
   }
 
   // Fold window / group `wi` (index in the range) into acc: acc += s * (part - Z * xs) [+ zterm * xs].
-  HUMMING_DEVICE void flush(int wi) { fold_window<Cfg, false>(acc, part, wi, wn, g, lane % 4, ss, sz, xs); }
+  HUMMING_DEVICE void flush(int wi) { fold_window<Cfg, false>(acc, part, wi, wn, g, lane % 4, ss, sz, xs, 0, xinv); }
 
   // Consume atom column `al` of the range, whose packed words this lane holds; kPos = the atom's position in its
   // unit (window ends are compile-time).
@@ -287,7 +305,7 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
         });
 #pragma unroll
         for (int tg = 0; tg < kTG; ++tg) {
-          using TC = typename Plan::TC;   // T, or fp16 under the HUMMING_BF16_AS_FP16 experiment
+          using TC = typename Plan::TC;   // T, or fp16 for bf16 staged as fp16 (Plan::kX16)
           if constexpr (!Plan::kWindows) mma_16816<TC>(acc[tm][tg], af, b[f][tg]);
           else if constexpr (kFirst) mma_16816_first<TC>(part[tm][tg], af, b[f][tg]);
           else mma_16816<TC>(part[tm][tg], af, b[f][tg]);
@@ -738,11 +756,6 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   constexpr int kThreads = Cfg::kThreads;
 
   extern __shared__ __align__(16) uint8_t smem[];
-#ifdef HUMMING_BF16_AS_FP16
-  // Plan::kX16: per token row, the float bits of max |x|, the scale to fp16 and its inverse
-  __shared__ uint32_t x16_max[kBT];
-  __shared__ float x16_scale[kBT], x16_inv[kBT];
-#endif
 
   const int tid = threadIdx.x;
   const int lane = tid % 32;
@@ -785,57 +798,10 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
       const bool valid = col < K && col < ka1 * 64;   // K tail / the last split's missing atoms: zeros
       copy16_async(sx + r * L.ld + ch * 8, valid ? x + (size_t)(m0 + r) * K + col : x, valid);
     }
-#ifdef HUMMING_BF16_AS_FP16
-    if constexpr (Plan::kX16)
-      if (tid < kBT) x16_max[tid] = 0u;
-#endif
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
   }
-#ifdef HUMMING_BF16_AS_FP16
-  if constexpr (Plan::kX16) {
-    // HUMMING_BF16_AS_FP16: each token row's max |x| over the range (float bits of non-negative values order like
-    // unsigned integers: one shared atomicMax per warp where the warp's chunks share a row, else per lane)
-    const int chunks_per_row = range_cols / 8;
-    const T* sx = reinterpret_cast<const T*>(smem);
-    for (int c0 = tid - lane; c0 < rows * chunks_per_row; c0 += kThreads) {   // warp-uniform bound
-      const int c = c0 + lane;
-      const bool ok = c < rows * chunks_per_row;
-      const int r = ok ? c / chunks_per_row : 0;
-      float mx = 0.f;
-      if (ok) {
-        const uint4 q = *reinterpret_cast<const uint4*>(sx + r * L.ld + (c % chunks_per_row) * 8);
-        const uint32_t u[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
-          mx = fmaxf(mx, fmaxf(fabsf(to_float(p2.x)), fabsf(to_float(p2.y))));
-        }
-      }
-      const int r_first = __shfl_sync(0xffffffffu, r, 0);
-      const int last = min(31, rows * chunks_per_row - 1 - c0);
-      if (__shfl_sync(0xffffffffu, r, last) == r_first) {
-        uint32_t m = __float_as_uint(mx);
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-        if (lane == 0) atomicMax(&x16_max[r_first], m);
-      } else if (ok) {
-        atomicMax(&x16_max[r], __float_as_uint(mx));
-      }
-    }
-    __syncthreads();
-    // scale 2^(14 - E), E = the max's binary exponent: the row's max lands in [2^14, 2^15) (fp16 holds 65504); the
-    // inverse goes to the accumulators after the main loop
-    if (tid < kBT) {
-      const int E = tid < rows ? (int)((x16_max[tid] >> 23) & 0xFF) - 127 : 0;
-      const int sh = max(-126, min(126, 14 - E));   // both 2^sh and 2^-sh normal floats
-      x16_scale[tid] = __uint_as_float((uint32_t)(sh + 127) << 23);
-      x16_inv[tid] = __uint_as_float((uint32_t)(127 - sh) << 23);
-    }
-    __syncthreads();
-  }
-#endif
   if constexpr (Plan::kXSum) {
     // window sums of x: thread = one 8-column chunk; the kWindow / 8 chunks of a window sit in consecutive lanes of one
     // warp (range_cols is a multiple of kWindow here: the host keeps atoms_per_split a multiple of kU), so a
@@ -846,45 +812,61 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
     const int total = rows * chunks_per_row;
     const T* sx = reinterpret_cast<const T*>(smem);
     float* xs = reinterpret_cast<float*>(smem + L.off_xs);
+    float* xinv = reinterpret_cast<float*>(smem + L.off_xinv);
     for (int c0 = tid - lane; c0 < total; c0 += kThreads) {   // warp-uniform bound: every lane shuffles
       const int c = c0 + lane;
-      float v = 0.f;
-      if (c < total) {
-        const int r = c / chunks_per_row, ch = c % chunks_per_row;
+      const bool ok = c < total;   // a window's lanes are all in or all out (total: whole windows)
+      const int r = ok ? c / chunks_per_row : 0, ch = ok ? c % chunks_per_row : 0;
+      uint32_t u[4] = {0u, 0u, 0u, 0u};
+      if (ok) {
         const uint4 q = *reinterpret_cast<const uint4*>(sx + r * L.ld + ch * 8);
-        uint32_t u[4] = {q.x, q.y, q.z, q.w};
-#ifdef HUMMING_BF16_AS_FP16
-        if constexpr (Plan::kX16) {
-          // HUMMING_BF16_AS_FP16: this chunk becomes fp16 (x * 2^sh, exact in the normal range), in place -- this
-          // thread owns it -- and the window sums are those of the fp16 values the MMAs will read
-          const float sc = x16_scale[r];
+        u[0] = q.x; u[1] = q.y; u[2] = q.z; u[3] = q.w;
+      }
+      float v = 0.f, inv = 1.f;
+      if constexpr (Plan::kX16) {
+        // bf16 -> fp16 staging (DirectPlan::kX16): the max |x| of this token's window (bit patterns of non-negative
+        // bf16 values order like unsigned integers; the window's chunks sit in consecutive lanes: the same butterfly
+        // as the sums), scale 2^sh = 2^(14 - E) with E the max's binary exponent, so the window's values land below
+        // 2^15 (fp16 holds 65504) and stay exact down to fp16's smallest normal, 2^-14 (bf16 has 8 significant bits,
+        // fp16 11); the chunk is rewritten as fp16 in place (this thread owns it), the sums are those of the fp16
+        // values the MMAs read, and the fold multiplies by inv = 2^-sh.  Inf / NaN stay Inf / NaN.
+        uint32_t mx = 0u;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) mx = __vmaxu2(mx, u[e] & 0x7FFF7FFFu);
+        mx = max(mx & 0xFFFFu, mx >> 16);
+#pragma unroll
+        for (int o = 1; o < kChunksPerWindow; o <<= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        const int sh = max(-126, min(126, 14 - ((int)(mx >> 7) - 127)));   // bf16: exponent bits above 7 mantissa
+        const float scale = __uint_as_float((uint32_t)(sh + 127) << 23);
+        inv = __uint_as_float((uint32_t)(127 - sh) << 23);
+        if (ok) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
-            const __half2 h2 = __floats2half2_rn(to_float(p2.x) * sc, to_float(p2.y) * sc);
+            const __half2 h2 = __floats2half2_rn(to_float(p2.x) * scale, to_float(p2.y) * scale);
             u[e] = as_u32(h2);
             v += __low2float(h2) + __high2float(h2);
           }
           *reinterpret_cast<uint4*>(const_cast<T*>(sx) + r * L.ld + ch * 8) = make_uint4(u[0], u[1], u[2], u[3]);
-        } else
-#endif
-        {
+        }
+      } else if (ok) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const typename Cfg::T2 p = as_t2<typename Cfg::T2>(u[e]);
-            v += to_float(p.x) + to_float(p.y);
-          }
+        for (int e = 0; e < 4; ++e) {
+          const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
+          v += to_float(p2.x) + to_float(p2.y);
         }
       }
 #pragma unroll
       for (int o = 1; o < kChunksPerWindow; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (c < total && c % kChunksPerWindow == 0) {
-        const int r = c / chunks_per_row, ch = c % chunks_per_row;
+      if (ok && c % kChunksPerWindow == 0) {
         xs[(ch / kChunksPerWindow) * kBT + r] = v;
+        if constexpr (Plan::kX16) xinv[(ch / kChunksPerWindow) * kBT + r] = inv;
       }
     }
-    for (int i = tid; i < L.windows * (kBT - rows); i += kThreads)
+    for (int i = tid; i < L.windows * (kBT - rows); i += kThreads) {
       xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
+      if constexpr (Plan::kX16) xinv[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
+    }
     __syncthreads();
   }
 
@@ -916,19 +898,6 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   });
   // every weight byte of this block is read: the next PDL launch may start prefetching its own
   if (!release_early) grid_dependents_launch();
-#ifdef HUMMING_BF16_AS_FP16
-  if constexpr (Plan::kX16) {
-    // undo the per-token scale of the fp16 activations (token tg*8 + 2t + (v&1); slots past the valid rows copy
-    // row rows - 1, DirectMath's clamp)
-#pragma unroll
-    for (int tm = 0; tm < kTilesM; ++tm)
-#pragma unroll
-      for (int tg = 0; tg < Cfg::kTokenGroups; ++tg)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          math.acc[tm][tg][v] *= x16_inv[min(tg * 8 + 2 * (lane % 4) + (v & 1), rows - 1)];
-  }
-#endif
 
   // ---- 4
   math.reduce_k(reinterpret_cast<float*>(smem + L.off_red), [] { __syncthreads(); });
