@@ -86,6 +86,15 @@ def test_fp16(desc):
         _check(desc, 512, 1024, m, dtype=torch.float16)
 
 
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:float16", "w:uint4,s:g128:float16,zp:int", "w:int4,s:channel:float16"])
+def test_fp16_decode_defaults_wide_and_deep(desc):
+    """fp16 activations through the heuristics' own M <= 8 choices on a wide and a deep layer (the mma.sync decode
+    kernel, whose 4-bit decode is the one-shift raw_row16 route for fp16) and at 9-16 tokens (wgmma); bias on."""
+    for n, k in [(28672, 4096), (4096, 14336)]:
+        for m in (1, 5, 8, 13):
+            _check(desc, n, k, m, dtype=torch.float16, bias=True)
+
+
 @pytest.mark.parametrize("desc", FORMATS[::3])
 @pytest.mark.parametrize("m", [1024, 4096])
 def test_formats_large_m(desc, m):
