@@ -335,21 +335,41 @@ def test_fp16_row16_drops_the_decode_shifts(desc, cache_dir, monkeypatch):
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90a", "sm_120"])
-def test_bf16_as_fp16_experiment_compiles(arch, cache_dir, monkeypatch):
-    """The HUMMING_BF16_AS_FP16 experiment (bf16 activations staged as fp16 with a power-of-two scale per window and
-    token, fp16 MMAs, the one-shift int4 decode) compiles on every arch family for the mma.sync decode kernel, and its
-    MMAs are fp16 ones: the PTX has f16 mma.sync instructions and no bf16 ones (CPU machine, sm_90a: main loop 268 ->
-    252 SASS instructions per 4 atoms on the 28672x4096 M=1 choice, 461 -> 408 per 4 atoms on 4096x14336's, session
-    23)."""
+def test_x16_choice_compiles(arch, cache_dir, monkeypatch):
+    """The x16 choices (KernelChoice.x16: bf16 activations staged as fp16 with a power-of-two scale per window and
+    token, fp16 MMAs, the one-shift int4 decode; the layer launches them at 1-2 tokens) compile on every arch family,
+    and their MMAs are fp16 ones: the PTX has f16 mma.sync instructions and no bf16 ones (CPU machine, sm_90a: main
+    loop 268 -> 252 SASS instructions per 4 atoms on the 28672x4096 M=1 choice, 461 -> 408 per 4 atoms on
+    4096x14336's, session 23).  Formats it does not cover (8-bit codes) compile the plain bf16 kernel."""
     import dataclasses
 
     from vllm_humming.jit import compile_kernel
-    from vllm_humming.tuning.heuristics import KernelChoice
+    from vllm_humming.tuning.heuristics import KernelChoice, x16_sibling
 
-    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_BF16_AS_FP16")
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+
+    def ptx_of(desc, choice):
+        spec = _spec(format_params(WeightDesc.parse(desc)), choice, torch.bfloat16, arch)
+        assert ("HUMMING_BF16_AS_FP16" in spec.source) == choice.x16
+        assert ("x16" in spec.name) == choice.x16
+        return compile_kernel(dataclasses.replace(spec, output="ptx")).cubin.decode(errors="replace")
+
+    base = KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_direct")
+    x16 = x16_sibling(base)
+    assert x16.short() == "bt8_wn4_tm2_wk2_ak256_s4_x16_direct" and KernelChoice.parse(x16.short()) == x16
     for desc in ("w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int"):
-        spec = _spec(format_params(WeightDesc.parse(desc)), KernelChoice.parse("bt8_wn4_tm2_wk2_ak256_s4_direct"),
-                     torch.bfloat16, arch)
-        assert "HUMMING_BF16_AS_FP16" in spec.source
-        ptx = compile_kernel(dataclasses.replace(spec, output="ptx")).cubin.decode(errors="replace")
+        ptx = ptx_of(desc, x16)
         assert ".f16.f16" in ptx and ".bf16.bf16" not in ptx, desc
+    if arch != "sm_75":   # (bf16 MMAs need sm_80)
+        assert ".bf16.bf16" in ptx_of("w:uint4b8,s:g128:bfloat16", base)
+        assert ".bf16.bf16" in ptx_of("w:uint8b128,s:channel:bfloat16", x16)
+
+
+def test_x16_choice_is_the_direct_mma_sync_kernel():
+    from vllm_humming.tuning.heuristics import KernelChoice, x16_sibling
+
+    assert x16_sibling(KernelChoice.parse("bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma")) is None
+    assert x16_sibling(KernelChoice.parse("bt16_wn2_tm2_wk4_ak256_s2_direct")) is None
+    assert x16_sibling(KernelChoice.parse("bt8_wn4_tm2_wk1_ak2_s4")) is None
+    with pytest.raises(ValueError, match="x16"):
+        KernelChoice.parse("bt8_wn8_tm1_wk1_ak256_s4_x16_direct_wgmma")

@@ -289,16 +289,20 @@ def test_direct_fp16_row16(choice, monkeypatch):
 
 
 @pytest.mark.parametrize("choice", DIRECT8[:2] + DIRECT16, ids=lambda c: c.short())
-def test_direct_bf16_as_fp16_experiment(choice, monkeypatch):
-    """The HUMMING_BF16_AS_FP16 experiment (gemm_wna16_direct.cuh, DirectPlan::kX16: bf16 activations staged as fp16,
+def test_direct_x16(choice, monkeypatch):
+    """x16 choices (KernelChoice.x16 -> gemm_wna16_direct.cuh, DirectPlan::kX16: bf16 activations staged as fp16,
     each window of each token scaled by its own power of two, fp16 MMAs with the raw_row16 decode, the scale undone
-    at the fold): symmetric int4 g128, uint4 with integer (g64) and float (g32) zero points, channel scales; K tails,
-    odd N, 1..kBT valid rows; against the fp32 reference, NaN-poisoned outputs, two calls bit-identical.  Then
-    activations outside fp16's range: token rows from 1e-6 (below fp16's normals) to 1e5 (above its largest value),
-    a row whose windows alternate 1e4 and 1e-3, a row of zeros -- per-row relative error, finite outputs."""
-    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_BF16_AS_FP16")
+    at the fold; the layers' plans launch them at 1-2 tokens): symmetric int4 g128 / g256 / g16, uint4 with integer
+    (g64) and float (g32) zero points, channel scales; K tails, odd N, 1..kBT valid rows; against the fp32 reference,
+    NaN-poisoned outputs, two calls bit-identical.  Then activations outside fp16's range: token rows from 1e-6
+    (below fp16's normals) to 1e5 (above its largest value), a row whose windows alternate 1e4 and 1e-3, a row of
+    zeros -- per-row relative error, finite outputs."""
+    import dataclasses
+
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    choice = dataclasses.replace(choice, x16=True)
     for desc in ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint4,s:g32:bfloat16,zp:float",
-                 "w:uint4b8,s:channel:bfloat16"]:
+                 "w:uint4b8,s:channel:bfloat16", "w:int4,s:g256:bfloat16", "w:uint4b8,s:g16:bfloat16"]:
         for n, k, m in [(1000, 1088, 1), (256, 4096, choice.bt), (200, 8200, 3)]:
             _run(desc, n, k, m, choice)
         dw = WeightDesc.parse(desc)

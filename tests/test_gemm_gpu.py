@@ -95,6 +95,38 @@ def test_fp16_decode_defaults_wide_and_deep(desc):
             _check(desc, n, k, m, dtype=torch.float16, bias=True)
 
 
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g128:bfloat16,zp:int", "w:int4,s:channel:bfloat16",
+                                  "w:uint4,s:g64:bfloat16,zp:float", "w:uint4b8,s:g256:bfloat16",
+                                  "w:uint4b8,s:g32:bfloat16"])
+def test_bf16_decode_x16_at_one_and_two_tokens(desc):
+    """bf16 activations through the heuristics' own M <= 8 choices on a wide and a deep layer: at 1-2 tokens the plan
+    launches the x16 twin of the mma.sync decode choice (bf16 x staged as fp16 per window and token, the one-shift
+    int4 decode: heuristics.x16_sibling), from 3 tokens the bf16 decode; fp16 activations and 8-bit codes never take
+    it.  Against the fp32 reference, NaN-poisoned outputs, bias on."""
+    for n, k in [(28672, 4096), (4096, 14336)]:
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name=f"x16[{desc}]",
+                             bias=torch.randn(n, device="cuda"))
+        pl = prepare_linear(qw)
+        assert pl.backend == "kernel", pl.fallback_reason
+        for m in (1, 2, 3, 8):
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            y = pl.kernel(x, out=out)
+            ref = reference_gemm(x.float(), qw)
+            assert not torch.isnan(y).any(), "unwritten or NaN outputs"
+            rel = ((y.float() - ref).norm() / ref.norm()).item()
+            choice = pl.kernel.plan_info[m]["choice"]
+            assert rel < 1.2e-2, f"{desc} {n}x{k} M={m} ({choice}): rel err {rel:.3e}"
+            if pl.kernel.arch == "sm_90a":
+                assert choice.endswith("_x16_direct") == (m <= 2), f"{desc} {n}x{k} M={m}: {choice}"
+    for desc2, dtype in [(desc.replace("bfloat16", "float16"), torch.float16), ("w:uint8b128,s:channel:bfloat16",
+                                                                               torch.bfloat16)]:
+        qw = quantize_weight(torch.randn(4096, 14336, device="cuda") * 0.05, WeightDesc.parse(desc2))
+        pl = prepare_linear(qw, out_dtype=dtype)
+        pl.kernel(torch.randn(1, 14336, device="cuda", dtype=dtype))
+        assert "x16" not in pl.kernel.plan_info[1]["choice"], desc2
+
+
 @pytest.mark.parametrize("desc", FORMATS[::3])
 @pytest.mark.parametrize("m", [1024, 4096])
 def test_formats_large_m(desc, m):

@@ -26,7 +26,7 @@ from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
                                  choose_splits, default_prefill_m, groups_per_stage, has_bulk, m_bucket,
-                                 M_BUCKETS, plan_alternatives, plan_row_waves, split_grid_on_wave_cliff)
+                                 M_BUCKETS, X16_MAX_M, plan_alternatives, plan_row_waves, split_grid_on_wave_cliff)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -170,6 +170,13 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     return r
 
 
+def x16_applies(arch: str, fp: FormatParams, dtype: torch.dtype) -> bool:
+    """Whether a layer launches the x16 twin of its decode choice at M <= X16_MAX_M (heuristics.x16_sibling): bf16
+    activations with 4-bit integer codes (the magic-number decode: IntFamily::kMagic) -- fp16 activations decode that
+    way already -- on sm_90a, the one arch it was measured on (H200, NOTES.md session 24)."""
+    return arch == "sm_90a" and dtype == torch.bfloat16 and fp.family == "int" and fp.bits == 4
+
+
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
     """(kernel name, generated .cu source) for one instantiation."""
     ctype = _CTYPE[dtype]
@@ -188,6 +195,8 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
         header, entry, extra, tag = "gemm_wna16_direct.cuh", "gemm_wna16_direct", ", atoms_per_split, flags", "wna16direct"
         if choice.cluster:   # gemm_wna16_direct<Cfg, kCluster>, launched as (1, 1, S) clusters
             targs, tag = f"<Cfg, {choice.cluster}>", f"wna16directc{choice.cluster}"
+        if choice.x16:       # bf16 activations staged as fp16 (KernelChoice.x16): a macro of this instantiation
+            tag += "x16"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
         if choice.tma_x:      # gemm_wna16<Cfg, kStreamK, 0, kTmaX>: + the tensor map of x, by value
@@ -202,7 +211,12 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) ->
     # HUMMING_DEBUG_DEFINES=A,B=8: extra macros for experiments (e.g. HUMMING_SKIP_MATH times the pipeline alone,
     # HUMMING_DIRECT_PREFETCH=8 a prefetch distance); a bare name is defined as 1.  They are part of the source, hence
     # of the cache key
-    defines = "".join(f"#define {name} {value}\n" for name, value in debug_defines())
+    macros = debug_defines()
+    if choice.x16 and all(name != "HUMMING_BF16_AS_FP16" for name, _ in macros):
+        # DirectPlan::kX16 (gemm_wna16_direct.cuh) for this instantiation; formats it does not apply to (not 4-bit
+        # integer codes, fp16 activations) compile the plain kernel, and the layer never launches those
+        macros.append(("HUMMING_BF16_AS_FP16", "1"))
+    defines = "".join(f"#define {name} {value}\n" for name, value in macros)
     # HUMMING_DEBUG_MIN_BLOCKS=N (experiments): __launch_bounds__ minimum resident blocks, i.e. a register budget
     min_blocks = os.environ.get("HUMMING_DEBUG_MIN_BLOCKS", "").strip()
     if min_blocks and not (min_blocks.isdigit() and 1 <= int(min_blocks) <= 32):
@@ -303,7 +317,8 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
             break
         lo = b + 1
         c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n, float_family=fp.family == "float")
-        for c in [c] + [alt for _, alt in plan_alternatives(c)]:   # (+ what a plan may launch instead: _plan)
+        alts = [alt for tag, alt in plan_alternatives(c) if tag != "x16" or x16_applies(arch, fp, dtype)]
+        for c in [c] + alts:   # (+ what a plan may launch instead: _plan)
             if c in seen:
                 continue
             seen.add(c)
@@ -517,7 +532,8 @@ class GemmLayer:
         if choice in self._forced.values():
             return []
         return [(tag, alt) for tag, alt in plan_alternatives(choice)
-                if self._stage_smem(alt) <= self.info.smem_per_block]
+                if self._stage_smem(alt) <= self.info.smem_per_block
+                and (tag != "x16" or x16_applies(self.arch, self.fp, self.dtype))]
 
     def _stage_smem(self, choice: KernelChoice) -> int:
         """Dynamic shared memory of a choice for this layer's format (KernelChoice.smem_bytes)."""
@@ -595,6 +611,10 @@ class GemmLayer:
                 if split_grid_on_wave_cliff(m_tiles * n_tiles * splits, self.info.sms * bk.blocks_per_sm):
                     bk = self._bucket(m_bucket(m), alt="stream_k_twin")
                     c = bk.choice
+            if "x16" in alts and m <= X16_MAX_M:
+                # 1-2 tokens of bf16 activations: staged as fp16 for the one-shift int4 decode (heuristics.x16_sibling)
+                bk = self._bucket(m_bucket(m), alt="x16")
+                c = bk.choice
             smem = bk.smem
             slots = self.info.sms * bk.blocks_per_sm
             if c.bulk or c.stream_k:

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
-           "wide_rows_sibling", "plan_alternatives", "plan_row_waves",
+           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "plan_alternatives", "plan_row_waves",
            "split_grid_on_wave_cliff",
            "all_choices"]
 
@@ -71,6 +71,13 @@ class KernelChoice:
     # 16-byte cp.async pieces issued by every math thread (cp_async) or by the producer warpgroup (bulk, which then
     # also takes two atoms per stage).  Short name: "_tma" before the pipeline.
     tma_x: bool = False
+    # direct mma.sync only: 4-bit integer codes with bf16 activations run on fp16 MMAs -- each 64..128-column window of
+    # each token staged as fp16 with its own power-of-two scale (exact: bf16's 8 significant bits fit fp16's 11), so
+    # the decode is the one-shift raw_row16 (dequant.cuh) instead of three shifts per word (gemm_wna16_direct.cuh,
+    # DirectPlan::kX16).  The staging costs per token row, the decode saving per weight: it pays at 1-2 tokens
+    # (plan_alternatives: the layer's plan launches it from X16_MAX_M tokens down).  Any other format, or fp16
+    # activations (which decode that way anyway), compile the plain kernel.  Short name: "_x16" before the pipeline.
+    x16: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -99,6 +106,9 @@ class KernelChoice:
         if self.tma_x and (self.pipeline not in ("cp_async", "bulk") or not self.wgmma or self.cluster):
             raise ValueError("KernelChoice.tma_x (the activation tile through a TMA tensor map) applies to the cp.async "
                              f"and bulk wgmma kernels without clusters, got {self.short()}")
+        if self.x16 and not (self.direct and not self.wgmma):
+            raise ValueError("KernelChoice.x16 (bf16 activations staged as fp16 for the one-shift int4 decode) applies "
+                             f"to the direct mma.sync kernel, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -253,7 +263,7 @@ class KernelChoice:
     def parse(cls, short: str) -> "KernelChoice":
         """Inverse of :meth:`short`: ``bt8_wn4_tm2_wk1_ak2_s8_bulk`` -> KernelChoice(8, 4, 2, 1, 2, 8, "bulk");
         a trailing ``_wgmma`` selects the wgmma instruction, ``_sk`` after the stages the stream-K schedule, ``_tma`` the
-        activation tile through a tensor map."""
+        activation tile through a tensor map, ``_x16`` bf16 activations staged as fp16."""
         parts = short.strip().split("_")
         mma = "sync"
         if parts and parts[-1] == "wgmma":
@@ -264,6 +274,9 @@ class KernelChoice:
             parts = parts[:-1]
         tma_x = bool(parts) and parts[-1] == "tma"
         if tma_x:
+            parts = parts[:-1]
+        x16 = bool(parts) and parts[-1] == "x16"
+        if x16:
             parts = parts[:-1]
         cluster = 0
         if parts and parts[-1].startswith("c") and parts[-1][1:].isdigit():
@@ -280,14 +293,15 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k, cluster, tma_x)
+                       stream_k, cluster, tma_x, x16)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
         return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "")
-                + ("_tma" if self.tma_x else "") + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
+                + ("_x16" if self.x16 else "") + ("_tma" if self.tma_x else "")
+                + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
 
 
@@ -368,12 +382,31 @@ def wide_rows_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
     return None
 
 
+def x16_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
+    """The bf16-staged-as-fp16 twin (KernelChoice.x16) of an 8-token mma.sync decode choice, or None.  The layer's
+    plan launches it at M <= X16_MAX_M where the format and activations allow it (ops/gemm.py GemmLayer._alternatives:
+    4-bit integer codes, bf16 activations, sm_90a -- where it was measured).  int4 g128, us, bf16 decode vs staged,
+    same run (results/h200-2026-12-04-s24/a/sweep_x16_*.txt): 28672x4096 (bt8_wn14_tm1_wk2) M=1 20.3 vs 19.4, M=2
+    20.9 vs 20.7, M=4 21.5 vs 21.5, M=8 22.5 vs 23.1; 4096x14336 (bt8_wn4_tm2_wk2) M=1 11.8 vs 11.6, M=2 12.6 vs 12.4,
+    M=4 14.1 vs 14.0, M=8 16.2 vs 16.8 -- the staging converts every token row of the block's range, so its cost grows
+    with M while the decode saving does not."""
+    if choice.direct and not choice.wgmma and choice.bt == 8 and not choice.x16:
+        return dataclasses.replace(choice, x16=True)
+    return None
+
+
+# up to this many tokens the plan launches x16_sibling where the layer allows it
+X16_MAX_M = 2
+
+
 def plan_alternatives(choice: "KernelChoice") -> List[Tuple[str, "KernelChoice"]]:
     """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
-    GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin).  Every
-    alternative is compiled with the bucket's choice (specs, prewarm, strict no-JIT mode, CI's all_choices)."""
+    GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin), and
+    ("x16", x16_sibling) at M <= X16_MAX_M.  Every alternative is compiled with the bucket's choice (specs, prewarm,
+    strict no-JIT mode, CI's all_choices)."""
     out = []
-    for tag, alt in (("wide_rows", wide_rows_sibling(choice)), ("stream_k_twin", wave_cliff_twin(choice))):
+    for tag, alt in (("wide_rows", wide_rows_sibling(choice)), ("stream_k_twin", wave_cliff_twin(choice)),
+                     ("x16", x16_sibling(choice))):
         if alt is not None:
             out.append((tag, alt))
     return out

@@ -52,7 +52,9 @@ template <class F> struct MagicInt4<F, true> { static constexpr bool value = F::
 // vllm_humming/tuning/heuristics.py (direct_unit_atoms / KernelChoice.direct_smem_bytes).
 template <class Cfg> struct DirectPlan {
   using Family = typename Cfg::Family;
-  // bf16 activations on fp16 MMAs (HUMMING_DEBUG_DEFINES=HUMMING_BF16_AS_FP16, an experiment): the mma.sync kernel
+  // bf16 activations on fp16 MMAs (HUMMING_BF16_AS_FP16: defined by the instantiation of an x16 choice -- the layer
+  // launches one at 1-2 tokens, KernelChoice.x16 / heuristics.x16_sibling -- or for every kernel by
+  // HUMMING_DEBUG_DEFINES in experiments; a no-op for formats it does not cover): the mma.sync kernel
   // runs 4-bit integer codes with bf16 activations as fp16 -- each window's x values of one token scaled by a power
   // of two 2^sh chosen from that window's own max |x| (the window's lanes share it by shuffles: no cross-warp pass),
   // exact because bf16's 8 significant bits fit fp16's 11 once the window's max sits in [2^14, 2^15) -- so the
