@@ -3,6 +3,7 @@ whole run with a fake timer (the CUDA graph itself is exercised on the GPU machi
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -186,6 +187,18 @@ def test_measure_case_us_is_median_replay_over_copies():
     assert rec["eager_us"] == 8.0 and rec["eager_us_samples"] == [7.0, 9.0, 8.0]
     assert rec["copies"] == 4 and rec["m"] == 1 and rec["shape"] == "64x128"
     assert sorted(hits[:4]) == [0, 1, 2, 3]                       # the graph function calls every copy once
+
+
+def test_measure_case_names_the_kernel_it_timed():
+    """Our records carry the layer's launch plan for that M (GemmLayer.plan_info: choice, grid, splits), so a bench
+    JSON says which kernel each cell ran -- e.g. the x16 twin at 1-2 tokens, the stream-K twin on a wave cliff."""
+    case, _ = _case(2, 1_000_000)
+    case.plans = {1: {"choice": "bt8_wn14_tm1_wk2_ak256_s4_x16_direct", "grid": (1, 128, 1), "splits": 1}}
+    rec = measure_case(case, torch.ones(1, 128), 1, FakeTimer(samples=(1.0,)), replays=1, eager=False, eager_calls=1)
+    assert rec["kernel"] == {"choice": "bt8_wn14_tm1_wk2_ak256_s4_x16_direct", "grid": [1, 128, 1], "splits": 1}
+    json.dumps(rec)
+    rec = measure_case(case, torch.ones(3, 128), 3, FakeTimer(samples=(1.0,)), replays=1, eager=False, eager_calls=1)
+    assert "kernel" not in rec        # no plan recorded for this M (cuBLAS, upstream, a fallback): nothing claimed
 
 
 def test_measure_case_passes_status_through_without_timing():

@@ -190,6 +190,9 @@ class Case:
     bytes_per_copy: int = 0
     copies: List[Callable] = field(default_factory=list, repr=False)
     info: Dict[str, Any] = field(default_factory=dict)
+    # ours: the first copy's M -> launch plan (ops.gemm.GemmLayer.plan_info: kernel choice, grid, splits), so every
+    # record names the kernel it timed
+    plans: Optional[Dict[int, dict]] = field(default=None, repr=False)
 
     def record(self) -> Dict[str, Any]:
         return {"format": self.fmt, "impl": self.impl, "shape": shape_str(self.shape), "status": self.status,
@@ -293,6 +296,7 @@ def build_ours(fmt: BenchFormat, w, min_bytes: int) -> Tuple[Case, Any]:
                     pass
                 break
         case.copies = [(lambda x, pl=pl: humming_linear(x, pl)) for pl in layers]
+        case.plans = getattr(kernel, "plan_info", None)
         return case, qw
     except Exception as e:
         case.status, case.reason = classify_exception(e), exc_text(e)
@@ -344,6 +348,9 @@ def measure_case(case: Case, x, m: int, timer, replays: int, eager: bool, eager_
         samples = timer.graph_replays_ms(call_all, replays)
         us = median(samples) * 1e3 / len(copies)
         rec.update(us=us, tbps=tbps(case.bytes_per_copy, us), replay_ms=samples)
+        plan = (case.plans or {}).get(int(m))
+        if plan:
+            rec["kernel"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in plan.items()}
     except Exception as e:
         rec.update(status=classify_exception(e), reason=exc_text(e))
         _raise_if_dead(timer, e, rec)
