@@ -365,6 +365,18 @@ def test_x16_choice_compiles(arch, cache_dir, monkeypatch):
         assert ".bf16.bf16" in ptx_of("w:uint8b128,s:channel:bfloat16", x16)
 
 
+def test_x16_serves_bf16_with_4_bit_integer_codes_on_sm90a():
+    from vllm_humming.ops.gemm import x16_applies, x16_covers
+
+    fp = lambda d: format_params(WeightDesc.parse(d))   # noqa: E731
+    for d in ("w:uint4b8,s:g128:bfloat16", "w:int4,s:channel:bfloat16", "w:uint4,s:g64:bfloat16,zp:float"):
+        assert x16_covers(fp(d), torch.bfloat16) and x16_applies("sm_90a", fp(d), torch.bfloat16), d
+        assert not x16_applies("sm_80", fp(d), torch.bfloat16), d          # measured on the H200 only
+        assert not x16_covers(fp(d), torch.float16), d                      # fp16 decodes that way already
+    for d in ("w:uint8b128,s:channel:bfloat16", "w:uint3b4,s:g128:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu"):
+        assert not x16_covers(fp(d), torch.bfloat16), d
+
+
 def test_x16_choice_is_the_direct_mma_sync_kernel():
     from vllm_humming.tuning.heuristics import KernelChoice, x16_sibling
 

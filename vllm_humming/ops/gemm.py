@@ -170,11 +170,17 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     return r
 
 
+def x16_covers(fp: FormatParams, dtype: torch.dtype) -> bool:
+    """Whether an x16 choice (KernelChoice.x16) means anything for this format and activation dtype: bf16 activations
+    with 4-bit integer codes (the magic-number decode: IntFamily::kMagic) -- fp16 activations decode that way already,
+    other codes have no one-shift decode."""
+    return dtype == torch.bfloat16 and fp.family == "int" and fp.bits == 4
+
+
 def x16_applies(arch: str, fp: FormatParams, dtype: torch.dtype) -> bool:
-    """Whether a layer launches the x16 twin of its decode choice at M <= X16_MAX_M (heuristics.x16_sibling): bf16
-    activations with 4-bit integer codes (the magic-number decode: IntFamily::kMagic) -- fp16 activations decode that
-    way already -- on sm_90a, the one arch it was measured on (H200, NOTES.md session 24)."""
-    return arch == "sm_90a" and dtype == torch.bfloat16 and fp.family == "int" and fp.bits == 4
+    """Whether a layer launches the x16 twin of its decode choice at M <= X16_MAX_M (heuristics.x16_sibling): where
+    x16_covers the layer, on sm_90a, the one arch it was measured on (H200, NOTES.md session 24)."""
+    return arch == "sm_90a" and x16_covers(fp, dtype)
 
 
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
@@ -481,6 +487,10 @@ class GemmLayer:
         if bucket in self._forced:
             c = self._forced[bucket]
             why = c.unsupported_reason(self.arch, self.k, self.fp.group)
+            if not why and c.x16 and not x16_covers(self.fp, self.dtype):
+                why = (f"x16 choices stage bf16 activations as fp16 for 4-bit integer codes; this layer has "
+                       f"{str(self.dtype).replace('torch.', '')} activations and {self.fp.family}{self.fp.bits} codes "
+                       "(use the choice without _x16)")
             smem = self._stage_smem(c)
             if not why and not c.direct and smem > self.info.smem_per_block:
                 why = (f"its stages take {smem} bytes of shared memory for this format, the device allows "
