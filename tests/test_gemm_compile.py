@@ -377,6 +377,19 @@ def test_x16_serves_bf16_with_4_bit_integer_codes_on_sm90a():
         assert not x16_covers(fp(d), torch.bfloat16), d
 
 
+def test_layer_kernel_specs_hold_the_x16_twin_where_the_plan_launches_it():
+    """What a layer may launch is what gets compiled ahead (prewarm, strict no-JIT mode): the x16 twin for bf16 int4
+    on sm_90a's wide layer, not for fp16 activations."""
+    from vllm_humming.ops.gemm import layer_kernel_specs
+
+    def choices(dtype):
+        return [s.config.get("choice") for s in layer_kernel_specs("w:uint4b8,s:g128:bfloat16", 28672, 4096, "sm_90a",
+                                                                     dtype)]
+
+    assert "bt8_wn14_tm1_wk2_ak256_s4_x16_direct" in choices(torch.bfloat16)
+    assert not any(c and "x16" in c for c in choices(torch.float16))
+
+
 def test_x16_choice_is_the_direct_mma_sync_kernel():
     from vllm_humming.tuning.heuristics import KernelChoice, x16_sibling
 

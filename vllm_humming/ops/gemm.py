@@ -183,6 +183,13 @@ def x16_applies(arch: str, fp: FormatParams, dtype: torch.dtype) -> bool:
     return arch == "sm_90a" and x16_covers(fp, dtype)
 
 
+def format_alternatives(choice: KernelChoice, arch: str, fp: FormatParams,
+                        dtype: torch.dtype) -> List[Tuple[str, KernelChoice]]:
+    """heuristics.plan_alternatives of a bucket's choice that can serve this format and dtype on this arch (the x16
+    twin only where x16_applies) -- what layer_kernel_specs compiles and GemmLayer's plan may launch."""
+    return [(tag, alt) for tag, alt in plan_alternatives(choice) if tag != "x16" or x16_applies(arch, fp, dtype)]
+
+
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
     """(kernel name, generated .cu source) for one instantiation."""
     ctype = _CTYPE[dtype]
@@ -323,8 +330,7 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
             break
         lo = b + 1
         c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n, float_family=fp.family == "float")
-        alts = [alt for tag, alt in plan_alternatives(c) if tag != "x16" or x16_applies(arch, fp, dtype)]
-        for c in [c] + alts:   # (+ what a plan may launch instead: _plan)
+        for c in [c] + [alt for _, alt in format_alternatives(c, arch, fp, dtype)]:   # (+ what _plan may launch)
             if c in seen:
                 continue
             seen.add(c)
@@ -541,9 +547,8 @@ class GemmLayer:
         name), and only those that fit shared memory for this layer's format."""
         if choice in self._forced.values():
             return []
-        return [(tag, alt) for tag, alt in plan_alternatives(choice)
-                if self._stage_smem(alt) <= self.info.smem_per_block
-                and (tag != "x16" or x16_applies(self.arch, self.fp, self.dtype))]
+        return [(tag, alt) for tag, alt in format_alternatives(choice, self.arch, self.fp, self.dtype)
+                if self._stage_smem(alt) <= self.info.smem_per_block]
 
     def _stage_smem(self, choice: KernelChoice) -> int:
         """Dynamic shared memory of a choice for this layer's format (KernelChoice.smem_bytes)."""
