@@ -16,6 +16,6 @@ step 60 python3 scripts/exp_eager.py 2>&1 | tee "$OUT/exp_eager.log"
 step 60 python3 -m vllm_humming.cli compile-report --json "$OUT/compile.json" >"$OUT/compile.log" 2>&1; tail -8 "$OUT/compile.log"
 step 200 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --json "$OUT/bench_int4.json" >"$OUT/bench_int4.log" 2>&1
 grep -A12 "^Summary" "$OUT/bench_int4.log"
-step 150 python3 -m vllm_humming.bench --formats w3a16-int3-g128,w8a16-int8-channel,w4a16-mxfp4 --ms 1,16,64,1024 \
+step 240 python3 -m vllm_humming.bench --formats w3a16-int3-g128,w8a16-int8-channel,w4a16-mxfp4 --ms 1,16,64,1024 \
   --cold none --json "$OUT/bench_more.json" >"$OUT/bench_more.log" 2>&1; grep -A8 "^Summary" "$OUT/bench_more.log"
 # (profile a case: ncu ... python3 scripts/profile_case.py DESC N K M [CHOICE], see scripts/h200_round2.sh)
