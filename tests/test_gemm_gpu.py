@@ -134,6 +134,30 @@ def test_formats_large_m(desc, m):
     _check(desc, 1000, 1088, m, prefill_m=1 << 30)   # the GEMM kernel itself at large M
 
 
+@pytest.mark.parametrize("desc", ["w:uint8b128,s:channel:bfloat16", "w:uint4b8,s:g128:bfloat16"])
+def test_forced_choice_runs_above_the_prefill_threshold(desc):
+    """A kernel choice forced for an M bucket runs at any M, also from the layer's prefill threshold on (the sweep
+    times candidates that way); the same layer without it takes expand + cuBLAS there.  NaN-poisoned outputs vs the
+    fp32 reference."""
+    from vllm_humming.ops.gemm import GemmLayer
+    from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
+
+    qw = quantize_weight(torch.randn(1000, 1088, device="cuda") * 0.05, WeightDesc.parse(desc), name="forced_large_m")
+    plain = GemmLayer(qw, None, torch.bfloat16)
+    plain.prefill_m = 1024
+    tile = KernelChoice(128, 8, 1, 1, 1, 5, mma="wgmma") if plain.arch == "sm_90a" else KernelChoice(64, 4, 2, 1, 1, 3)
+    forced = plain.clone(choices={m_bucket(1024): tile})
+    for layer, kernel in ((plain, False), (forced, True)):
+        x = torch.randn(1024, 1088, device="cuda", dtype=torch.bfloat16)
+        out = torch.full((1024, 1000), float("nan"), device="cuda", dtype=torch.bfloat16)
+        y = layer(x, out=out)
+        ref = reference_gemm(x.float(), qw)
+        assert not torch.isnan(y).any()
+        assert ((y.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+        assert layer.uses_prefill_path(1024) != kernel
+        assert (layer.plan_info.get(1024, {}).get("choice") == tile.short()) == kernel, layer.plan_info
+
+
 def test_act_order_k_perm():
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     k = 1024

@@ -116,6 +116,26 @@ def test_default_prefill_m():
     assert default_prefill_m("sm_90a", 8) == 1024 and default_prefill_m("sm_89", 4) == 128
 
 
+def test_forced_choice_runs_the_kernel_above_the_prefill_threshold():
+    """A layer takes expand + cuBLAS from prefill_m tokens, except in an M bucket whose kernel choice the caller forced
+    (tuning sweeps, tests): that bucket runs the forced kernel at any M, and its kernels are among the layer's
+    (session 25: the sweep's forced choices at M=1024 on int8 layers had silently timed the prefill path)."""
+    from vllm_humming.ops.gemm import GemmLayer
+    from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
+
+    layer = GemmLayer.__new__(GemmLayer)      # the bookkeeping only (building a layer needs CUDA)
+    layer.prefill_m, layer._forced = 513, {}      # buckets up to 512 tokens run kernels, the last one (513+) does not
+    assert not layer.uses_prefill_path(512) and layer.uses_prefill_path(513) and layer.uses_prefill_path(5000)
+    assert 1 << 30 not in layer._kernel_buckets() and 512 in layer._kernel_buckets()
+    tile = KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma", tma_x=True)
+    layer._forced = {m_bucket(1024): tile}
+    assert not layer.uses_prefill_path(1024) and not layer.uses_prefill_path(5000)
+    assert 1 << 30 in layer._kernel_buckets()
+    layer.prefill_m, layer._forced = 300, {512: tile}   # bucket 385-512 forced: the threshold holds elsewhere
+    assert not layer.uses_prefill_path(400) and layer.uses_prefill_path(300) and layer.uses_prefill_path(600)
+    assert 512 in layer._kernel_buckets() and 384 in layer._kernel_buckets() and 1 << 30 not in layer._kernel_buckets()
+
+
 def test_wave_cliff_twin_and_rule():
     from vllm_humming.tuning.heuristics import split_grid_on_wave_cliff
 

@@ -509,11 +509,11 @@ class GemmLayer:
                              self.info.sms, k=self.k, n=self.n, float_family=self.fp.family == "float")
 
     def _kernel_buckets(self):
-        """M buckets served by the GEMM kernel (the rest take the prefill path)."""
+        """M buckets served by the GEMM kernel (the rest take the prefill path; forced buckets always take the kernel)."""
         lo = 1
         out = []
         for b in M_BUCKETS:
-            if lo < self.prefill_m:
+            if lo < self.prefill_m or b in self._forced:
                 out.append(b)
             lo = b + 1
         return out
@@ -597,7 +597,9 @@ class GemmLayer:
         return self._expander
 
     def uses_prefill_path(self, m: int) -> bool:
-        return m >= self.prefill_m
+        """Whether M tokens run expand + cuBLAS: from ``prefill_m`` tokens on, unless the caller forced a kernel choice
+        for M's bucket (tuning, tests) -- a forced choice always runs, at any M."""
+        return m >= self.prefill_m and m_bucket(m) not in self._forced
 
     def _plan(self, m: int):
         """Per-M launch plan (kernel, grid, split-K), cached: the eager path does no heuristics per call."""
@@ -735,7 +737,7 @@ class GemmLayer:
             y = out
         if m == 0:
             return y if flat else y.reshape(*lead, self.n)
-        if m >= self.prefill_m:
+        if m >= self.prefill_m and m_bucket(m) not in self._forced:    # uses_prefill_path, inlined
             # expand the weight band by band into an L2-resident scratch and run cuBLAS on each band
             from .dequant_weight import prefill_matmul      # lazy: dequant_weight imports this module
 

@@ -4,7 +4,9 @@
 
 Same timing method as the bench (CUDA-graph replay over layer copies exceeding 512 MB, median of replays), so the
 numbers are comparable.  It prints the heuristic's choice beside the best candidate: the heuristics in
-heuristics.py are tuned from this output.
+heuristics.py are tuned from this output.  Every candidate runs its GEMM kernel at any M (a forced choice overrides
+the prefill path); where the layer itself would take the prefill path (M >= its prefill_m) that path is timed as one
+more row, ``expand+cublas``, and counts as the heuristic's pick.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from ..desc import WeightDesc
 from ..ops.gemm import GemmLayer
 from ..reference import quantize_weight
 from .heuristics import KernelChoice, has_bulk, m_bucket
+
+
+# The row of the layer's prefill path (expand the weight to bf16 / fp16, then cuBLAS) at M >= its prefill_m.
+PREFILL_ROW = "expand+cublas"
 
 
 def time_graph(fns, replays=20):
@@ -177,6 +183,14 @@ def main(argv=None):
                             os.environ.pop(var[0], None)
                         else:
                             os.environ[var[0]] = old
+            if base.uses_prefill_path(m):
+                # the layer's own path at this M is expand + cuBLAS (forced choices, above, run the kernel at any M):
+                # timed as its own row, and it is what the heuristics pick
+                layers = [base.clone() for _ in range(copies)]
+                rows.append((time_graph([lambda L=L: L(x) for L in layers]), PREFILL_ROW))
+                notes[PREFILL_ROW] = f"prefill path from M={base.prefill_m} (HUMMING_PREFILL_M)"
+                del layers
+                heur = _Labeled(PREFILL_ROW)
             rows.sort(key=lambda r: r[0])
             rows = [(t, c if isinstance(c, KernelChoice) else _Labeled(c)) for t, c in rows]
             th = next(t for t, c in rows if c == heur) if any(c == heur for _, c in rows) else float("nan")
