@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Session 25, call E: int8 channel and MXFP4 at M=1024, the cells > 10 % behind upstream in calls C / D
 # (28672x4096: int8 394 vs 340 us on the 192-row bulk default, MXFP4 366 vs 318 on the 256-token TMA tile).
+# (Its int8 rows timed expand + cuBLAS for every candidate: forced choices did not apply from the prefill threshold
+# until call G's tree -- GemmLayer.uses_prefill_path.)
 . scripts/h200_setup.sh
 call_results e
 I8=w:uint8b128,s:channel:bfloat16
