@@ -737,7 +737,7 @@ class GemmLayer:
             y = out
         if m == 0:
             return y if flat else y.reshape(*lead, self.n)
-        if m >= self.prefill_m and m_bucket(m) not in self._forced:    # uses_prefill_path, inlined
+        if m >= self.prefill_m and self.uses_prefill_path(m):    # (the method call only from the threshold on)
             # expand the weight band by band into an L2-resident scratch and run cuBLAS on each band
             from .dequant_weight import prefill_matmul      # lazy: dequant_weight imports this module
 
