@@ -265,6 +265,42 @@ def test_large_m_default_choices(desc, m, monkeypatch):
         _check_default_choice(desc, n, k, m, "large_m")
 
 
+EIGHT_BIT = ["w:uint8b128,s:channel:bfloat16", "w:float8_e4m3fn,s:channel:float32", "w:float8_e4m3fn,s:b128x128:float32",
+             "w:uint8,s:g64:float16,zp:int", "w:float8_e5m2,s:channel:bfloat16"]
+
+
+@pytest.mark.parametrize("desc", EIGHT_BIT)
+@pytest.mark.parametrize("m", [129, 256, 300, 448, 512, 513, 700])
+def test_eight_bit_large_m_defaults(desc, m):
+    """Session 26's 8-bit rules (heuristics._eight_bit_defaults, default_prefill_m) through the layers' own plans, no
+    threshold override: the 128-row x 256-token TMA tile at 129-256 tokens on wide and K > 4096 layers and at 385-512
+    on every layer (its stream-K twin on a wave cliff: 9216 rows at 512 tokens), the bulk kernel at 257-384 and on
+    narrow K <= 4096 layers at 129-256, expand + cuBLAS from 513 -- integer and float codes, channel / group / block
+    scales, zero points, odd N and K tails; vs the fp32 reference, output poisoned."""
+    if m <= 256:
+        cases = [(16400, 4096), (4000, 8200), (6144, 4096), (1000, 1088)]
+    elif m <= 384:
+        cases = [(16400, 4096), (4000, 8200)]
+    elif m <= 512:
+        cases = [(16400, 4096), (4000, 8200), (6150, 4096), (1000, 1088)] + ([(9216, 4096)] if m == 512 else [])
+    else:
+        cases = [(16400, 4096), (1000, 1088)]
+    for n, k in cases:
+        _check_default_choice(desc, n, k, m, "eight_bit")
+    if _wgmma_ok():
+        dtype = torch.float16 if "float16" in desc else torch.bfloat16
+        qw = quantize_weight(torch.randn(16400, 4096, device="cuda") * 0.05, WeightDesc.parse(desc), name="eight_bit_plan")
+        layer = GemmLayer(qw, None, dtype)
+        layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
+        choice = layer.plan_info.get(m, {}).get("choice", "")
+        if m > 512:
+            assert layer.uses_prefill_path(m) and not choice
+        elif 257 <= m <= 384:
+            assert choice.endswith("_bulk_wgmma"), choice
+        else:
+            assert choice.startswith("bt256_wn8_tm1_wk1_ak1_s4") and "_tma_" in choice, choice
+
+
 def _wgmma_ok():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 

@@ -110,10 +110,31 @@ def test_wgmma_splits_fill_one_wave():
 def test_default_prefill_m():
     from vllm_humming.tuning.heuristics import default_prefill_m
 
-    assert default_prefill_m("sm_90a") == 1024 and default_prefill_m("sm_80") == 128
+    assert default_prefill_m("sm_90a") == 513 and default_prefill_m("sm_80") == 128
     # session 18: codes of <= 4 bits run the 256-token tiles up to 2047 tokens on sm_90a
     assert default_prefill_m("sm_90a", 4) == default_prefill_m("sm_90a", 3) == 2048
-    assert default_prefill_m("sm_90a", 8) == 1024 and default_prefill_m("sm_89", 4) == 128
+    # session 26: 8-bit codes take expand + cuBLAS from 513 tokens on sm_90a
+    assert default_prefill_m("sm_90a", 8) == 513 and default_prefill_m("sm_89", 4) == 128
+
+
+def test_eight_bit_large_m_rules():
+    """Session 26 (sm_90a): 8-bit codes, integer and float, run the 128-row x 256-token TMA tile at 129-256 tokens on
+    wide layers and layers with K > 4096 (narrow K <= 4096 layers keep the bulk kernel), the bulk kernel at 257-384,
+    the tile again at 385-512 on every layer, and expand + cuBLAS from 513 (no kernel bucket past 512 by default).
+    Other archs and codes of <= 4 bits are untouched."""
+    from vllm_humming.tuning.heuristics import choose_kernel
+
+    tile = KernelChoice(256, 8, 1, 1, 1, 4, mma="wgmma", tma_x=True)
+    for fam in (False, True):
+        def pick(m, n, k):
+            return choose_kernel("sm_90a", m, 8, 0, False, 132, k=k, n=n, float_family=fam)
+        assert pick(256, 28672, 4096) == tile and pick(200, 4096, 14336) == tile
+        assert pick(256, 6144, 4096).bulk                       # narrow, K <= 4096
+        assert all(pick(m, n, k).bulk for m in (300, 384) for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)))
+        assert all(pick(m, n, k) == tile for m in (400, 512) for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)))
+        assert pick(64, 28672, 4096) != tile and pick(128, 28672, 4096) != tile
+    assert choose_kernel("sm_90a", 512, 4, 128, False, 132, k=4096, n=6144) != tile
+    assert choose_kernel("sm_80", 512, 8, 0, False, 108, k=4096, n=6144) != tile
 
 
 def test_forced_choice_runs_the_kernel_above_the_prefill_threshold():
@@ -263,8 +284,9 @@ def test_session7_wide_layers_and_pdl_release(monkeypatch):
     for bits, group in ((4, 128), (3, 128), (8, 0), (4, 32)):
         for bucket in ((256,) if bits == 8 else (256, 1 << 30)):   # 8-bit codes from 257: bulk (session 12)
             wide = choose_kernel("sm_90a", bucket, bits, group, k=4096, n=28672)
-            if bits == 8:   # 8-bit integer codes at 129-256 on wide layers: three math warpgroups (session 14)
-                assert (wide.wgmma, wide.pipeline, wide.block_n) == (True, "bulk", 192)
+            if bits == 8:   # 8-bit codes at 129-256 on wide layers: three math warpgroups (session 14), the
+                # 128-row x 256-token TMA tile since session 26
+                assert (wide.wgmma, wide.pipeline, wide.bt, wide.block_n, wide.tma_x) == (True, "cp_async", 256, 128, True)
             else:   # session 18: 128 rows x 256 tokens (m64n256k16); split-K at 129-256 tokens since session 20
                 assert (wide.wgmma, wide.bt, wide.tiles_m, wide.block_n, wide.stream_k) == (True, 256, 1, 128, False)
                 # ... whose stream-K twin the layer's plan launches on a wave cliff
@@ -572,7 +594,8 @@ def test_session12_large_m_rules():
             # session 13: 256-row cp.async tiles, but 8-bit integer codes keep the three-warpgroup bulk kernel
             # (session 16: codes of <= 4 bits in stages of two atoms: split-K on narrow layers, stream-K on wide)
             # (session 17: codes of <= 4 bits on narrow layers in 128-row TMA tiles of four two-atom stages)
-            assert c.short() == ("bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
+            # (session 26: 8-bit codes the 128-row x 256-token TMA tile, K > 4096)
+            assert c.short() == ("bt256_wn8_tm1_wk1_ak1_s4_tma_wgmma" if bits == 8
                                  else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
             assert c in allc
             # session 14: narrow K <= 4096 layers stream-K over 256-row tiles for codes of <= 4 bits (session 16:
@@ -583,7 +606,7 @@ def test_session12_large_m_rules():
             assert narrow.short() == ("bt128_wn8_tm1_wk1_ak1_s6_bulk_wgmma" if bits == 8
                                       else "bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma")
             assert pick(m, 28672, 4096, bits, group, flt).short() == (
-                "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma" if bits == 8 and not flt
+                "bt256_wn8_tm1_wk1_ak1_s4_tma_wgmma" if bits == 8     # (session 26; the bulk kernel before)
                 else "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma" if m > 128   # session 18 (split-K since session 20)
                 else "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma")
         assert pick(128, 4096, 14336, bits, group, flt).short() == (
@@ -592,7 +615,10 @@ def test_session12_large_m_rules():
             for n, k in ((28672, 4096), (6144, 4096), (4096, 14336)):
                 c = pick(m, n, k, bits, group, flt)
                 assert c in allc
-                if bits == 8:      # 8-bit codes: the bulk kernel (three math warpgroups, session 14) on every layer
+                if bits == 8 and 384 < m <= 512:   # session 26: the 128-row x 256-token TMA tile, every layer
+                    assert c.short() == "bt256_wn8_tm1_wk1_ak1_s4_tma_wgmma"
+                elif bits == 8:    # 8-bit codes: the bulk kernel (three math warpgroups, session 14) on every layer
+                    # (from 513 tokens only where HUMMING_PREFILL_M is raised: expand + cuBLAS since session 26)
                     assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
                 elif m > 512 or (m > 384 and n < 16384):   # session 18: 128 rows x 256 tokens, split-K (its

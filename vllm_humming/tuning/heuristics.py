@@ -350,10 +350,18 @@ def default_prefill_m(arch: str, bits: int = 8) -> int:
     m64n256k16 per k16 step) against expand + cuBLAS, int4, x cuBLAS of the same run (results/h200-2026-12-02-s18/
     c_sweep_bt256.txt vs a_bench_prefill_expand.log), 6144x4096 / 28672x4096 / 4096x14336: M=1024 0.80 (stream-K)
     / 0.95 / 0.86 vs 0.80 / 0.84 / 0.85; M=2048 0.92 / 0.92 / 0.89 vs 0.81 / 0.87 / 0.88; at M=4096 expand + cuBLAS
-    stays ahead (0.87 / 0.89 / 0.91 vs 0.95 geomean in session 17)."""
+    stays ahead (0.87 / 0.89 / 0.91 vs 0.95 geomean in session 17).
+    Codes wider than 4 bits from 513 tokens since session 26 (1024 before): expand + cuBLAS against every kernel
+    tile and the bulk kernel, us, 6144x4096 / 28672x4096 / 4096x14336 (results/h200-2026-12-04-s26/a, c, f):
+    int8 channel M=640 64.6 / 297.5 / 139.3 vs the bulk default 71.5 / 307.0 / 146.0 (best tile 61.7 / 317.3 /
+    147.0); M=768 69.9 / 335.3 / 159.9 vs 82.2 / 372.1 / 159.3; M=896 79.7 / 384.4 / 195.4 vs 93.7 / 413.3 / 213.2;
+    fp8 e4m3 likewise; int5 g128 M=640 / 896 61.5 / 290.5 / 134.5 and 78.9 / 365.8 / 184.7 vs their stream-K default
+    72.4 / 326.3 / 156.1 and 100.4 / 452.4 / 207.2; fp6 e3m2 g32 likewise (12-33 %).  (The 256-token tiles win only
+    where M fills whole 256-token tiles in one wave -- int8 M=1024 on 6144x4096 / 4096x14336, 85.3 / 166.9 vs 87.9 /
+    192.8 -- and lose from 1152: a lead, not a rule.)"""
     if arch != "sm_90a":
         return 128
-    return 2048 if bits <= 4 else 1024
+    return 2048 if bits <= 4 else 513
 
 
 def wave_cliff_twin(choice: "KernelChoice") -> Optional["KernelChoice"]:
@@ -626,6 +634,30 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
     return []
 
 
+def _eight_bit_defaults(arch: str, bucket: int, k: int, n: int, bits: int):
+    """8-bit codes (integer and float) on sm_90a: the 128-row x 256-token TMA tile (one m64n256k16 per k16 step and
+    warpgroup, four one-atom stages -- the tile the <= 4-bit codes run from 513 tokens) where M fills whole 256-token
+    tiles: 129-256 tokens on wide layers and on layers with K > 4096, 385-512 tokens on every layer.  257-384 tokens
+    keep the bulk kernel (three 128-token tiles beat two 256-token ones padded to 512), and from 513 tokens the layer
+    takes expand + cuBLAS (default_prefill_m).  Session 26, us, 6144x4096 / 28672x4096 / 4096x14336, tile vs the
+    default it replaced (results/h200-2026-12-04-s26/c/sweep_i8_a.txt, sweep_f8_a.txt):
+    - int8 channel, M=256: 37.7 / **114.2** / **56.6** vs the bulk kernel 35.1 / 125.5 / 63.9 (narrow K <= 4096
+      layers keep it); fp8 e4m3 channel: 38.1 / **113.4** / **56.4** vs 35.5 / 136.2 / 66.0.
+    - int8, M=512: **54.8** / **227.1** / **96.5** vs 55.1 / 241.0 / 113.8 (expand + cuBLAS 55.4 / 245.5 / 122.6);
+      fp8: **54.9** / **223.8** / **95.8** vs 54.6 / 241.5 / 112.8.
+    - M=384: the bulk kernel 44.5 / 183.3 / 87.2 vs the tile 54.0 / 226.4 / 92.8.
+    The 192-row sibling (wide_rows_sibling: five stages) does not fit shared memory for 8-bit codes, so the plan's
+    only alternative here is the stream-K twin on wave cliffs."""
+    if arch != "sm_90a" or bits < 8:
+        return []
+    tile = KernelChoice(256, 8, 1, 1, 1, 4, mma="wgmma", tma_x=True)
+    if 128 < bucket <= 256 and (n >= WIDE_N or k > 4096):
+        return [tile]
+    if 384 < bucket <= 512:
+        return [tile]
+    return []
+
+
 def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = False, bits: int = 4):
     """The warp-specialized bulk wgmma kernel (gemm_wna16_sm90.cuh: a producer warpgroup, persistent stream-K) where
     it measured faster than the cp.async wgmma kernels on the H200: 129-256 tokens on narrow layers (K > 4096: 8-bit
@@ -638,7 +670,11 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
       M=256, us: int4 62.4-62.6 vs 64.9-65.6, int3 63.6 vs 64.6, int8 62.2 vs 72.3; MXFP4 loses (70.0 vs 68.7)
       (session 12, results/h200-2026-12-01-s12/b_sweep_bulk256.txt, c_sweep_sk256.txt, d_sweep_m256_*.txt).
     The wide layers lose (28672x4096 M=256: 124-131 vs 115)."""
-    if arch == "sm_90a" and bucket > 256 and bits >= 8 and not float_family:
+    if arch == "sm_90a" and bucket > 256 and bits >= 8:
+        # (float codes too since session 26: fp8 e4m3 measured like int8 in every cell, e.g. M=512 54.6 / 241.5 / 112.8
+        # vs 64.6 / - / - for the stream-K tile it used; results/h200-2026-12-04-s26/c/sweep_f8_a.txt.  257-384 tokens
+        # keep it; 385-512 take _eight_bit_defaults' tile, 513+ expand + cuBLAS -- this entry serves them only where
+        # HUMMING_PREFILL_M is raised.)
         # 8-bit integer codes from 257 tokens, every layer: M=512, us, vs the 256-row cp.async tiles (stream-K when
         # wide): 6144x4096 64.1 vs 67.9, 28672x4096 254.1 vs 263.7, 4096x14336 120.0 vs 124.3 (session 12,
         # results/h200-2026-12-01-s12/d_sweep_m512_uint8.txt); int3 / int4 / MXFP4 lose there.  Three math
@@ -697,6 +733,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
         if not only:
             cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster, info.sms)
                       if c.runs_shape(k or 64, group)]
+            cands += [c for c in _eight_bit_defaults(arch, bucket, k, n, bits) if c.runs_shape(k)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
         if arch == "sm_90a" and bucket > 32:
             # wgmma (H100/H200): from 64 tokens up the mma.sync kernels are bound by shared-memory reads of x (one
