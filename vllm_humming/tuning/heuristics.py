@@ -671,8 +671,9 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
       (session 12, results/h200-2026-12-01-s12/b_sweep_bulk256.txt, c_sweep_sk256.txt, d_sweep_m256_*.txt).
     The wide layers lose (28672x4096 M=256: 124-131 vs 115)."""
     if arch == "sm_90a" and bucket > 256 and bits >= 8:
-        # (float codes too since session 26: fp8 e4m3 measured like int8 in every cell, e.g. M=512 54.6 / 241.5 / 112.8
-        # vs 64.6 / - / - for the stream-K tile it used; results/h200-2026-12-04-s26/c/sweep_f8_a.txt.  257-384 tokens
+        # (float codes too since session 26: fp8 e4m3 measured like int8 in every cell; at M = 300 / 384, us, vs the
+        # 256-row stream-K tile they used: e4m3 45.0 / 172.8 / 86.4 and 45.3 / 181.8 / 85.0 vs 54.2 / 189.2 / 99.5
+        # and 54.5 / 201.1 / 101.4, e5m2 likewise -- results/h200-2026-12-04-s26/g/sweep_*_m300_384.txt.  257-384 tokens
         # keep it; 385-512 take _eight_bit_defaults' tile, 513+ expand + cuBLAS -- this entry serves them only where
         # HUMMING_PREFILL_M is raised.)
         # 8-bit integer codes from 257 tokens, every layer: M=512, us, vs the 256-row cp.async tiles (stream-K when
