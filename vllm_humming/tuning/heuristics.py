@@ -651,25 +651,23 @@ def _eight_bit_defaults(arch: str, bucket: int, k: int, n: int, bits: int):
     if arch != "sm_90a" or bits < 8:
         return []
     tile = KernelChoice(256, 8, 1, 1, 1, 4, mma="wgmma", tma_x=True)
-    if 128 < bucket <= 256 and (n >= WIDE_N or k > 4096):
-        return [tile]
-    if 384 < bucket <= 512:
+    if (128 < bucket <= 256 and (n >= WIDE_N or k > 4096)) or 384 < bucket <= 512:
         return [tile]
     return []
 
 
 def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = False, bits: int = 4):
     """The warp-specialized bulk wgmma kernel (gemm_wna16_sm90.cuh: a producer warpgroup, persistent stream-K) where
-    it measured faster than the cp.async wgmma kernels on the H200: 129-256 tokens on narrow layers (K > 4096: 8-bit
-    codes only), and 8-bit integer codes from 257 tokens on every layer (below).
+    it measured faster than the cp.async wgmma kernels on the H200: 129-256 tokens on narrow layers with K <= 4096
+    (codes wider than 4 bits), and 8-bit codes at 257-384 tokens on every layer (below).
     - K <= 4096, two math warpgroups (128 rows): the 96 128 x 128 tiles of 6144 rows at M = 256 leave a split-K grid
       unbalanced over 132 SMs.  Session 10 (results/h200-2026-12-01-s10/), 6144x4096, us, bulk vs the cp.async
       default: int4 M=128 25.4 vs 28.5, M=256 35.6 vs 41.2; M=256 int3 36.2 vs 41.7, int8 37.7 vs 39.2, MXFP4 39.1
       vs 44.1.  From 257 tokens the 256-row cp.async tiles win (M=512 55.7 vs 62.5, session 12).
-    - K > 4096, 129-256 tokens, integer weights, three math warpgroups (192 rows, setmaxnreg split): 4096x14336
-      M=256, us: int4 62.4-62.6 vs 64.9-65.6, int3 63.6 vs 64.6, int8 62.2 vs 72.3; MXFP4 loses (70.0 vs 68.7)
-      (session 12, results/h200-2026-12-01-s12/b_sweep_bulk256.txt, c_sweep_sk256.txt, d_sweep_m256_*.txt).
-    The wide layers lose (28672x4096 M=256: 124-131 vs 115)."""
+    - (K > 4096 and wide layers, 129-256 tokens, 8-bit integer codes: three math warpgroups from session 12 / 14 to
+      session 25 -- 4096x14336 M=256 int8 62.2 vs 72.3, 28672x4096 132.4 / 123.0 vs 140.1 / 137.9 against the
+      256-row split-K tiles; since session 26 _eight_bit_defaults' 128-row x 256-token TMA tile serves them.)
+    The wide layers lose for codes of <= 4 bits (28672x4096 M=256: 124-131 vs 115)."""
     if arch == "sm_90a" and bucket > 256 and bits >= 8:
         # (float codes too since session 26: fp8 e4m3 measured like int8 in every cell; at M = 300 / 384, us, vs the
         # 256-row stream-K tile they used: e4m3 45.0 / 172.8 / 86.4 and 45.3 / 181.8 / 85.0 vs 54.2 / 189.2 / 99.5
@@ -683,10 +681,6 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
         # 244.5 / 234.2 vs 265.5 / 288.4, 4096x14336 115.6 / 110.2 vs 122.6 / 118.7, 6144x4096 59.4 / 52.9 vs 64.8 /
         # 63.8 (results/h200-2026-12-01-s14/c_sweep_sk_wuint8b128.txt, d_sweep_m256_wuint8b128.txt)
         return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma"), KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
-    if arch == "sm_90a" and 128 < bucket <= 256 and n >= WIDE_N and bits >= 8 and not float_family:
-        # wide layers, 8-bit integer codes, 129-256 tokens: three math warpgroups beat the 256-row split-K tiles,
-        # 28672x4096 M=256 132.4 / 123.0 vs 140.1 / 137.9 us (session 14, same files)
-        return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma")]
     if arch != "sm_90a" or not 128 < bucket <= 256 or not 0 < n < WIDE_N:
         # (65-128 tokens ran the bulk kernel too until session 13: once several blocks share the split-K sums, the
         # cp.async wgmma kernel's ticketed splits win there -- 6144x4096 M=128, us: int4 24.0 vs 25.4, int3 24.0 vs
@@ -695,10 +689,9 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
     if 0 < k <= 4096 and bits > 4:
         # (codes of 4 bits or fewer take the 256-row stream-K tiles here since session 14: choose_kernel)
         return [KernelChoice(128, 8, 1, 1, 1, 6, "bulk", "wgmma")]
-    if k > 4096 and bits >= 8 and not float_family:
-        # (int3 / int4 took it too until session 13; with the shared split-K sums the 256-row cp.async tiles win for
-        # them: 4096x14336 M=256 int4 60.1 vs 61.9, int3 59.6 vs 65.9 -- int8 keeps it, 62.6 vs 66.3)
-        return [KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma")]
+    # (K > 4096: int3 / int4 took the three-warpgroup kernel until session 13 -- the 256-row cp.async tiles won once
+    # several blocks shared the split-K sums, 4096x14336 M=256 int4 60.1 vs 61.9, int3 59.6 vs 65.9 --, 8-bit integer
+    # codes until session 25)
     return []
 
 
