@@ -301,6 +301,41 @@ def test_eight_bit_large_m_defaults(desc, m):
             assert choice.startswith("bt256_wn8_tm1_wk1_ak1_s4") and "_tma_" in choice, choice
 
 
+FLOAT_DECODE = ["w:float8_e4m3fn,s:channel:float32", "w:float8_e4m3fn,s:b128x128:float32",
+                "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", "w:float8_e5m2,s:channel:bfloat16"]
+
+
+@pytest.mark.parametrize("desc", FLOAT_DECODE)
+@pytest.mark.parametrize("m", [1, 5, 8, 9, 16])
+def test_float_decode_defaults(desc, m):
+    """Session 27's decode rules for fp8 weight-only (channel / 128x128 block scales, e4m3 / e5m2) and NVFP4
+    (heuristics._direct_defaults): at 1-8 tokens the direct wgmma blocks on wide / long-K layers (fp8), the 224-row
+    mma.sync blocks on wide layers with group scales (fp8 blocks, NVFP4), the direct wgmma blocks on narrow K <= 4096
+    NVFP4 layers; at 9-16 tokens the cp.async wgmma tile -- through the layers' own plans, on the bench's shapes,
+    odd N with K tails, and a long odd K; vs the fp32 reference, output poisoned, each plan's choice asserted."""
+    for n, k in [(28672, 4096), (28600, 1088), (4000, 8200), (6144, 4096), (6150, 2112)]:
+        _check_default_choice(desc, n, k, m, "float_decode")
+    if _wgmma_ok() and torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        fp8, group = desc.startswith("w:float8"), "s:channel" not in desc
+        for n, k in [(28672, 4096), (4096, 14336), (6144, 4096)]:
+            layer = GemmLayer(quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc),
+                                              name="float_decode_plan"), None, torch.bfloat16)
+            layer(torch.randn(m, k, device="cuda", dtype=torch.bfloat16))
+            choice = layer.plan_info[m]["choice"]
+            if m > 8:
+                want = "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+            elif n == 28672 and group:
+                want = "bt8_wn14_tm1_wk2_ak256_s4_direct"
+            elif (fp8 and (n == 28672 or k > 4096)) or (not fp8 and n == 6144):
+                want = "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+            else:
+                want = None    # the cp.async kernels (unchanged)
+            if want:
+                assert choice == want, (desc, n, k, m, choice)
+            else:
+                assert "direct" not in choice, (desc, n, k, m, choice)
+
+
 def _wgmma_ok():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 

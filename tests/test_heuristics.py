@@ -137,6 +137,38 @@ def test_eight_bit_large_m_rules():
     assert choose_kernel("sm_80", 512, 8, 0, False, 108, k=4096, n=6144) != tile
 
 
+def test_float_decode_rules():
+    """Session 27 (sm_90a): fp8 weight-only (float 8-bit codes) at 1-8 tokens take the direct wgmma blocks on wide or
+    K > 4096 layers -- the 224-row mma.sync blocks on wide layers with group / block scales --, NVFP4 (16-column
+    groups) the narrow layers' direct wgmma blocks and the 224-row blocks on wide layers; at 9-16 tokens both take the
+    cp.async wgmma tile.  MXFP4, integer codes, other archs and pipelines keep their picks, and every new pick is in
+    all_choices (CI compiles it)."""
+    from vllm_humming.tuning.heuristics import all_choices, choose_kernel
+
+    def pick(m, bits, group, n, k, fam=True, arch="sm_90a", **kw):
+        return choose_kernel(arch, m, bits, group, False, 132, k=k, n=n, float_family=fam, **kw).short()
+
+    pair, rows224 = "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt8_wn14_tm1_wk2_ak256_s4_direct"
+    m16 = "bt16_wn8_tm2_wk1_ak1_s4_wgmma"
+    for m in (1, 8):
+        assert pick(m, 8, 0, 28672, 4096) == pick(m, 8, 0, 4096, 14336) == pair        # fp8 channel
+        assert pick(m, 8, 128, 28672, 4096) == rows224 and pick(m, 8, 128, 4096, 14336) == pair   # fp8 blocks
+        assert "direct" not in pick(m, 8, 0, 6144, 4096) and "direct" not in pick(m, 8, 128, 6144, 4096)
+        assert pick(m, 4, 16, 6144, 4096) == pair and pick(m, 4, 16, 28672, 4096) == rows224     # NVFP4
+        assert "direct" not in pick(m, 4, 16, 4096, 14336)
+        assert pick(m, 4, 32, 28672, 4096) == "bt8_wn4_tm2_wk1_ak1_s4"                           # MXFP4: unchanged
+        assert pick(m, 8, 128, 18432, 4096) == pair      # 18432 rows in 224-row blocks leave a third of the SMs idle
+    for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)):
+        assert pick(16, 8, 0, n, k) == pick(16, 8, 128, n, k) == pick(16, 4, 16, n, k) == m16
+        assert pick(16, 4, 32, n, k).endswith("direct_wgmma")                                    # MXFP4: unchanged
+        assert pick(16, 8, 0, n, k, fam=False) != m16 or n == 28672                              # int8: unchanged
+    assert "direct" not in pick(1, 8, 0, 28672, 4096, arch="sm_80")
+    assert pick(1, 8, 0, 28672, 4096, pipeline="cp_async") == "bt8_wn4_tm2_wk1_ak1_s2"
+    for bits, group in ((8, 0), (8, 128), (4, 16)):
+        every = {c.short() for c in all_choices("sm_90a", bits, group, float_family=True)}
+        assert {pair, m16} <= every and (rows224 in every) == bool(group)
+
+
 def test_forced_choice_runs_the_kernel_above_the_prefill_threshold():
     """A layer takes expand + cuBLAS from prefill_m tokens, except in an M bucket whose kernel choice the caller forced
     (tuning sweeps, tests): that bucket runs the forced kernel at any M, and its kernels are among the layer's
@@ -429,7 +461,7 @@ def test_session10_rules():
     m1 = "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
     assert pick(1, 3, 6144, 4096) == pick(1, 4, 32, 4096, flt=True, group=32) == m1
     assert pick(8, 4, 6144, 4096, flt=True, group=32) == m1
-    assert pick(1, 4, 6144, 4096, flt=True, group=16) != m1               # NVFP4 (g16): not measured
+    assert pick(1, 4, 6144, 4096, flt=True, group=16) == m1               # NVFP4 (g16): session 27
     assert pick(1, 3, 28672, 4096) == pick(1, 4, 28672, 4096, flt=True, group=32) == "bt8_wn4_tm2_wk1_ak1_s4"
     assert not pick(1, 3, 4096, 14336).endswith("direct_wgmma")
     m16 = "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"

@@ -589,6 +589,14 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
             # lost.  K <= 8192 keeps the 16-row x range in shared memory.
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
+        if float_family and (bits == 8 or 0 < group < 32):
+            # float 8-bit codes (fp8 weight-only) and 16-column groups (NVFP4): the cp.async wgmma tile below
+            # (bt16_wn8_tm2_wk1_ak1_s4_wgmma) on every layer.  Session 27, M=16, us, 6144x4096 / 28672x4096 /
+            # 4096x14336, vs the MXFP4 direct tile they took before (results/h200-2026-12-04-s27/b/sweep_*_m16.txt):
+            # e4m3 channel 11.5 / 37.1 / 21.1 vs 15.3 / 46.3 / 25.6, e4m3 128x128 blocks 11.9 / 38.8 / 21.4 vs 15.4 /
+            # 47.3 / 25.6, NVFP4 10.9 / 37.1 / 18.9 vs 12.3 / 44.9 / 20.9 (the direct kernel stages a block's whole
+            # K range of scales; 16-column groups make that four scale rows per atom)
+            return []
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
@@ -605,21 +613,37 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             return [KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")]
         return []
     if bucket <= 8:
-        if narrow and 0 < k <= 4096 and ((not float_family and bits in (3, 4))
-                                         or (float_family and bits == 4 and (group == 0 or group >= 32))):
+        if narrow and 0 < k <= 4096 and ((not float_family and bits in (3, 4)) or (float_family and bits == 4)):
             # 6144x4096: int4 7.7 vs 8.3, int3 7.7 vs 8.4, MXFP4 9.0 vs 9.6 (one wgmma m64n8k16 warpgroup pair per 128
             # rows, 8 K splits; results/h200-2026-12-01-s9/d_sweep_*_m1.txt -- the other two shapes lose for int3 /
-            # MXFP4, which keep the cp.async kernel there)
+            # MXFP4, which keep the cp.async kernel there).  NVFP4 (16-column groups) since session 27: 9.2 vs 11.7
+            # (results/h200-2026-12-04-s27/b/sweep_nv_m1.txt)
             return [KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")]
+        # (wide layers where 224-row blocks spread the rows more evenly over the SMs than 128-row ones: see bits == 4)
+        spread_224 = (n >= WIDE_N and sms and _decode_grid_fills_sms(n, 224, sms)
+                     and plan_row_waves(-(-n // 224), sms, 224, 1) < plan_row_waves(-(-n // 128), sms, 128, 1))
         if float_family:
+            # Session 27, M=1, us, 6144x4096 / 28672x4096 / 4096x14336, vs the cp.async kernels they ran before
+            # (results/h200-2026-12-04-s27/b/sweep_{f8c,f8b,nv}_m1.txt):
+            if bits == 8 and (n >= WIDE_N or k > 4096):
+                # float 8-bit codes on wide / long-K layers: one wgmma m64n8k16 warpgroup pair per 128 rows.  e4m3
+                # channel - / 36.5 / 20.8 vs - / 41.7 / 20.9 (6144x4096 ties: 11.8 either way); with 128x128 block
+                # scales (128-column groups) the 224-row mma.sync blocks win on the wide layer: 35.2 vs 38.9 for the
+                # wgmma blocks and 41.6 for the old default (4096x14336: 20.3 vs 20.7)
+                wgmma_pair = KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")
+                if group and spread_224:
+                    return [KernelChoice(8, 14, 1, 2, 256, 4, "direct"), wgmma_pair]
+                return [wgmma_pair]
+            if bits == 4 and 0 < group < 32 and spread_224:
+                # NVFP4 on wide layers: the 224-row blocks, 29.1 vs 31.0 (4096x14336 keeps the cp.async kernel: 16.8)
+                return [KernelChoice(8, 14, 1, 2, 256, 4, "direct")]
             return []
         if bits == 4:
             # 22.7 vs 22.9 on 28672x4096, 12.2 vs 12.9 on 4096x14336 (two K-warps per 128-row block)
             base = KernelChoice(8, 4, 2, 2, 256, 4, "direct")
             # (the busiest SM's rows: blocks on one SM share its bandwidth and issue slots -- plan_row_waves over
             # the SMs of one-split grids)
-            if (n >= WIDE_N and sms and _decode_grid_fills_sms(n, 224, sms)
-                    and plan_row_waves(-(-n // 224), sms, 224, 1) < plan_row_waves(-(-n // 128), sms, 128, 1)):
+            if spread_224:
                 # wide layers where 224-row blocks (fourteen warp rows of one atom row, two K-warps: 28 warps, one
                 # block per SM) spread the rows more evenly over the SMs: 28672x4096 is 224 blocks of 128 rows on 132
                 # SMs (92 SMs stream two, 40 one) but 128 blocks of 224 rows.  int4, M=1, us, same run
