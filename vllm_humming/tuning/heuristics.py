@@ -589,7 +589,7 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
             # lost.  K <= 8192 keeps the 16-row x range in shared memory.
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
-        if float_family and (bits == 8 or 0 < group < 32):
+        if float_family and (bits == 8 or (bits == 4 and 0 < group < 32)):
             # float 8-bit codes (fp8 weight-only) and 16-column groups (NVFP4): the cp.async wgmma tile below
             # (bt16_wn8_tm2_wk1_ak1_s4_wgmma) on every layer.  Session 27, M=16, us, 6144x4096 / 28672x4096 /
             # 4096x14336, vs the MXFP4 direct tile they took before (results/h200-2026-12-04-s27/b/sweep_*_m16.txt):
