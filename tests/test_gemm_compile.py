@@ -1,8 +1,9 @@
 """CI (no GPU): every GEMM / weight-expansion variant the heuristics can emit compiles with NVRTC for every arch.
 
-Variants = element family x scale/zero mode x compute dtype (covered by FAMILIES) and execution choices (every
-choice the heuristics emit per arch, compiled for one representative format).  sm_75 has no bf16 tensor cores: it
-gets the fp16 variants only, and the op refuses bf16 there (tested in test_gemm_format.py).
+Variants = element family x scale/zero mode x compute dtype (covered by FAMILIES) x the execution choices the
+heuristics emit for that family on that arch (test_every_family_and_choice_compiles: the whole matrix, bf16 -- fp16
+on sm_75 -- and fp16 too on sm_90a).  sm_75 has no bf16 tensor cores: it gets the fp16 variants only, and the op
+refuses bf16 there (tested in test_gemm_format.py).
 """
 
 import os
@@ -13,7 +14,7 @@ import torch
 from vllm_humming.desc import WeightDesc
 from vllm_humming.jit import compile_many
 from vllm_humming.ops.dequant_weight import dequant_spec
-from vllm_humming.ops.gemm import _spec, format_params
+from vllm_humming.ops.gemm import _spec, format_params, x16_applies
 from vllm_humming.tuning.heuristics import all_choices, choose_kernel
 
 ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_120a"]
@@ -53,6 +54,43 @@ def test_every_choice_compiles(arch, cache_dir):
     specs = [_spec(fp, c, dt, arch) for c in all_choices(arch, fp.bits, fp.group, False)]
     arts = compile_many(specs)
     assert all(len(a.cubin) > 1000 for a in arts)
+
+
+def _matrix_specs(arch, dtype):
+    """One spec per (family of FAMILIES, choice the heuristics can pick for it on arch): all_choices with the family's
+    bits, group, zero mode and float-ness -- every M bucket, K, N, pipeline and cluster setting, plus the plan's
+    alternatives (the x16 twin only where a layer would launch it)."""
+    specs = []
+    for d in FAMILIES:
+        desc = WeightDesc.parse(d)
+        fp = format_params(desc)
+        if fp.family == "float" and dtype == torch.float16 and desc.dtype.exp_bits > 5:
+            continue                        # e6+ floats do not fit fp16's exponent (refused at layer build)
+        for c in all_choices(arch, fp.bits, fp.group, fp.zero_mode, fp.family == "float"):
+            if c.x16 and not x16_applies(arch, fp, dtype):
+                continue
+            specs.append(_spec(fp, c, dtype, arch, d))
+    return specs
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_family_and_choice_compiles(arch, tmp_path):
+    """The whole matrix: every element family / scale mode / zero mode x every execution choice the heuristics can
+    pick for it on this arch (122-351 kernels per arch), bf16 activations (fp16 on sm_75) and on sm_90a fp16 too.
+    HUMMING_COMPILE_MATRIX_CACHE (scripts/test.sh sets a directory outside the clone) keeps the cubins between runs:
+    the cache key covers the generated source, the contents of every header it includes, the options and the NVRTC
+    build, so a hit is a successful compile of the identical input; a fresh machine compiles everything (~19 minutes
+    on 2 cores)."""
+    cache = os.environ.get("HUMMING_COMPILE_MATRIX_CACHE") or str(tmp_path / "jit")
+    dtypes = [torch.float16] if arch == "sm_75" else ([torch.bfloat16, torch.float16] if arch == "sm_90a"
+                                                       else [torch.bfloat16])
+    specs = [s for dt in dtypes for s in _matrix_specs(arch, dt)]
+    assert len({s.config["desc"] for s in specs}) >= len(FAMILIES) - 2
+    arts = compile_many(specs, cache_dir=cache)
+    assert len(arts) == len(specs) and all(len(a.cubin) > 1000 for a in arts)
+    for spec, art in zip(specs, arts):
+        if spec.config["choice"].endswith("wgmma"):
+            assert "serialized" not in art.log, (spec.config, art.log)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -169,6 +169,39 @@ def test_float_decode_rules():
         assert {pair, m16} <= every and (rows224 in every) == bool(group)
 
 
+def test_float_zero_points_skip_the_two_atom_256_row_tiles():
+    """Session 27 (FLOAT_ZERO_ONE_ATOM): codes of <= 4 bits with float zero points and groups of < 128 columns take the
+    one-atom 256-row stream-K tile at 129-512 tokens instead of the two-atom ones, which ptxas compiles with an
+    out-of-line call and serialized wgmmas for them (test_gemm_compile checks the picks for serialization); integer
+    zero points, 128-column groups and 65-128 tokens keep their picks."""
+    from vllm_humming.tuning.heuristics import choose_kernel
+
+    def pick(m, n, zero, group=32, bits=4):
+        return choose_kernel("sm_90a", m, bits, group, zero, 132, k=4096, n=n).short()
+
+    one_atom = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma"
+    for m, n in ((300, 28672), (300, 6144), (512, 28672)):   # (narrow layers take 256-token tiles at 385-512)
+        for group, bits in ((16, 4), (32, 4), (64, 4), (32, 3)):
+            assert pick(m, n, 2, group, bits) == one_atom
+            assert pick(m, n, 1, group, bits) != one_atom and pick(m, n, 0, group, bits) != one_atom
+        assert pick(m, n, 2, 128) != one_atom
+    assert pick(256, 28672, 2) == pick(256, 28672, 1) == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"
+    assert pick(128, 28672, 2) == pick(128, 28672, 0)
+
+
+def test_no_wide_rows_sibling_for_eight_bit_codes():
+    """Session 27: the 192-row sibling of the 256-token tile is offered to codes of < 8 bits only (ptxas serializes it
+    for 8-bit codes); the stream-K twin stays, and all_choices (CI's compile matrix) follows the same rule."""
+    from vllm_humming.tuning.heuristics import all_choices, plan_alternatives
+
+    tile = KernelChoice.parse("bt256_wn8_tm1_wk1_ak1_s4_tma_wgmma")
+    assert [t for t, _ in plan_alternatives(tile, 8)] == ["stream_k_twin"]
+    assert [t for t, _ in plan_alternatives(tile, 4)] == [t for t, _ in plan_alternatives(tile)] == \
+        ["wide_rows", "stream_k_twin"]
+    assert not any(c.block_n == 192 and c.bt == 256 for c in all_choices("sm_90a", 8, 0, 0))
+    assert any(c.block_n == 192 and c.bt == 256 for c in all_choices("sm_90a", 4, 128, 0))
+
+
 def test_forced_choice_runs_the_kernel_above_the_prefill_threshold():
     """A layer takes expand + cuBLAS from prefill_m tokens, except in an M bucket whose kernel choice the caller forced
     (tuning sweeps, tests): that bucket runs the forced kernel at any M, and its kernels are among the layer's

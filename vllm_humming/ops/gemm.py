@@ -187,7 +187,7 @@ def format_alternatives(choice: KernelChoice, arch: str, fp: FormatParams,
                         dtype: torch.dtype) -> List[Tuple[str, KernelChoice]]:
     """heuristics.plan_alternatives of a bucket's choice that can serve this format and dtype on this arch (the x16
     twin only where x16_applies) -- what layer_kernel_specs compiles and GemmLayer's plan may launch."""
-    return [(tag, alt) for tag, alt in plan_alternatives(choice) if tag != "x16" or x16_applies(arch, fp, dtype)]
+    return [(tag, alt) for tag, alt in plan_alternatives(choice, fp.bits) if tag != "x16" or x16_applies(arch, fp, dtype)]
 
 
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
@@ -329,8 +329,12 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
         if lo >= prefill_m:
             break
         lo = b + 1
-        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode != 0, k=k, n=n, float_family=fp.family == "float")
-        for c in [c] + [alt for _, alt in format_alternatives(c, arch, fp, dtype)]:   # (+ what _plan may launch)
+        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode, k=k, n=n, float_family=fp.family == "float")
+        # (+ what _plan may launch: the alternatives whose stages fit shared memory, as GemmLayer._alternatives)
+        alts = [alt for _, alt in format_alternatives(c, arch, fp, dtype)
+                if alt.smem_bytes(fp.bits, groups_per_stage(fp.group, alt.block_k), fp.zero_mode != 0, fp.group)
+                <= arch_info(arch).smem_per_block]
+        for c in [c] + alts:
             if c in seen:
                 continue
             seen.add(c)
@@ -505,7 +509,7 @@ class GemmLayer:
                 raise DescError(f"layer {self.name!r} ({self.desc}): forced kernel choice {c.short()} for M bucket "
                                 f"{bucket}: {why}")
             return c
-        return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode != 0,
+        return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode,
                              self.info.sms, k=self.k, n=self.n, float_family=self.fp.family == "float")
 
     def _kernel_buckets(self):

@@ -407,13 +407,17 @@ def x16_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
 X16_MAX_M = 2
 
 
-def plan_alternatives(choice: "KernelChoice") -> List[Tuple[str, "KernelChoice"]]:
+def plan_alternatives(choice: "KernelChoice", bits: int = 0) -> List[Tuple[str, "KernelChoice"]]:
     """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
     GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin), and
     ("x16", x16_sibling) at M <= X16_MAX_M.  Every alternative is compiled with the bucket's choice (specs, prewarm,
-    strict no-JIT mode, CI's all_choices)."""
+    strict no-JIT mode, CI's all_choices).  ``bits`` (0 = not known): 8-bit codes get no wide-rows sibling -- its
+    three warpgroups' 8-bit fragments run out of registers, and ptxas serializes its wgmmas ("insufficient register
+    resources", C7510: int8 / e5m2 with channel scales, session 27's compile matrix; with group scales its stages do
+    not fit shared memory anyway)."""
     out = []
-    for tag, alt in (("wide_rows", wide_rows_sibling(choice)), ("stream_k_twin", wave_cliff_twin(choice)),
+    sibling = wide_rows_sibling(choice) if bits < 8 else None
+    for tag, alt in (("wide_rows", sibling), ("stream_k_twin", wave_cliff_twin(choice)),
                      ("x16", x16_sibling(choice))):
         if alt is not None:
             out.append((tag, alt))
@@ -670,8 +674,9 @@ def _eight_bit_defaults(arch: str, bucket: int, k: int, n: int, bits: int):
     - int8, M=512: **54.8** / **227.1** / **96.5** vs 55.1 / 241.0 / 113.8 (expand + cuBLAS 55.4 / 245.5 / 122.6);
       fp8: **54.9** / **223.8** / **95.8** vs 54.6 / 241.5 / 112.8.
     - M=384: the bulk kernel 44.5 / 183.3 / 87.2 vs the tile 54.0 / 226.4 / 92.8.
-    The 192-row sibling (wide_rows_sibling: five stages) does not fit shared memory for 8-bit codes, so the plan's
-    only alternative here is the stream-K twin on wave cliffs."""
+    The 192-row sibling (wide_rows_sibling: five stages) is not offered to 8-bit codes (plan_alternatives: ptxas
+    serializes its wgmmas for lack of registers; with group scales its stages would not fit shared memory), so the
+    plan's only alternative here is the stream-K twin on wave cliffs."""
     if arch != "sm_90a" or bits < 8:
         return []
     tile = KernelChoice(256, 8, 1, 1, 1, 4, mma="wgmma", tma_x=True)
@@ -719,11 +724,14 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
     return []
 
 
-def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool = False, sms: int = 0,
+def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int = 0, sms: int = 0,
                   k: int = 0, pipeline: str = "", n: int = 0, float_family: bool = False,
                   cluster: Optional[bool] = None) -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
+
+    ``zero``: the zero-point mode -- 0 / False none, 1 / True integer zero points, 2 float zero points (a layer passes
+    FormatParams.zero_mode; a bool still means "none" / "some").
 
     ``pipeline`` (default ``$HUMMING_PIPELINE``, else "cp_async") = "bulk" selects the sm_90+ bulk-copy pipeline
     (persistent stream-K, gemm_wna16_sm90.cuh) for M <= 64 -- on sm_90a at every M, with wgmma math warpgroups from
@@ -734,6 +742,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
     (_direct_defaults, _bulk_defaults; ``float_family``: the weights are a float format)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
+    float_zero_small_groups = zero == 2 and 0 < group < 128     # (FLOAT_ZERO_ONE_ATOM)
     bucket = m_bucket(bucket)   # any M maps to its bucket
     use_cluster = cluster_defaults_enabled() if cluster is None else cluster   # HUMMING_CLUSTER, or the caller's
     if only and only not in PIPELINES:
@@ -826,7 +835,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                         # stream-K kept for the wave cliffs of split-K grids between the measured M.)
                         if bucket <= 128:   # split-K (M=128: 53.7 vs 56.1 with TMA, b_sweep_tma_m128_256.txt)
                             cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", tma_x=True))
-                        cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=bucket > 128))
+                        if bucket <= 128 or not float_zero_small_groups:   # (FLOAT_ZERO_ONE_ATOM below)
+                            cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=bucket > 128))
                     elif 0 < n:
                         # narrow, TMA x tiles (session 17): 128-row split-K tiles of four two-atom stages, whatever
                         # K -- 4096x14336 M=128 / 256 30.9 / 52.1 against 34.4 / 55.2 for the 256-row TMA tile and
@@ -867,7 +877,16 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: bool 
                     # 28672x4096 209.8 / 201.8 / 222.7 vs 223.3 / 238.7 / 242.3, 4096x14336 107.0 / 102.5 / 110.5 vs
                     # 108.8 / 117.0 / 118.4, 6144x4096 53.6 / 52.5 / 56.5 vs 52.6 / 55.2 / 56.9
                     # (results/h200-2026-12-02-s16/b_sweep_ak2_m512_*.txt)
-                    if bits <= 4:
+                    if bits <= 4 and not float_zero_small_groups:
+                        # FLOAT_ZERO_ONE_ATOM: codes with float zero points and groups of < 128 columns (two or more
+                        # groups per two-atom stage) skip these two-atom 256-row tiles and take the one-atom tile
+                        # below.  At 255 registers the math threads' per-atom code with a float zero term per group
+                        # does not fit: for uint4 / uint3 with 16-64-column groups ptxas keeps the per-atom lambda out
+                        # of line (a call with an 864-920 byte stack, spills), serializes every wgmma (C7510) and NVRTC
+                        # takes 20-27 s -- for uint3 g32 even with TMA x tiles; 128-column groups and integer zero
+                        # points compile clean.  The one-atom tile compiles clean for all of them in ~2.5 s
+                        # (scripts/ptxas_scan.py / ptxas_choice.py on the CPU machine, session 27).  Float zero points
+                        # were not timed on the GPU with either tile.
                         if 0 < n < WIDE_N:   # TMA x tiles on narrow layers: M=512 52.4 / 104.2 vs 53.8 / 105.0 (s17)
                             cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True))
@@ -1000,13 +1019,15 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
     return -(-k_atoms // per), per
 
 
-def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_family=None):
-    """Every choice the heuristics can emit for this (arch, bits, group, zero), under every pipeline setting -- what
+def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_family=None):
+    """Every choice the heuristics can emit for this (arch, bits, group, zero-point mode as in choose_kernel), under
+    every pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
     column, never a multiple of a two-atom stage) and a long one (8192), for any N, a narrow one and two wide ones
     (WIDE_N, 28672), for int and float weights (``float_family`` None) or the one given, with HUMMING_CLUSTER off and
     on."""
     seen = []
+    info = arch_info(arch)
     fams = (False, True) if float_family is None else (bool(float_family),)
     for pipeline in ("",) + PIPELINES:
         for b in M_BUCKETS:
@@ -1016,8 +1037,11 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: bool = False, float_
                         for cluster in (False, True):   # HUMMING_CLUSTER off / on
                             c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
                                               float_family=fam, cluster=cluster)
-                            for _, alt in plan_alternatives(c):   # launched instead of c per M (ops/gemm.py)
-                                if alt not in seen:
+                            for _, alt in plan_alternatives(c, bits):   # launched instead of c per M (ops/gemm.py)
+                                # (a layer's plan drops an alternative its format's stages cannot fit: GemmLayer.
+                                # _alternatives -- e.g. the 192-row sibling of 8-bit codes)
+                                if alt not in seen and _fits(alt, info, bits, groups_per_stage(group, alt.block_k),
+                                                             zero, group):
                                     seen.append(alt)
                             if c not in seen:
                                 seen.append(c)
