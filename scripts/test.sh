@@ -80,7 +80,8 @@ stage_core() {
     "$venv/bin/python" -m pip install --quiet --no-deps -e . >&2 || die "pip install --no-deps -e . failed"
     # test_gemm_compile's whole (family x choice x arch) matrix keeps its cubins here between runs, outside the clone
     # like the venvs: the JIT cache key covers the source, every header's contents, the options and the NVRTC build,
-    # so a hit is a compile of the identical input.  A fresh machine compiles all of it (19 minutes on 2 cores, session 27).
+    # so a hit is a compile of the identical input.  A fresh machine compiles all of it (19 minutes on 2 cores,
+    # session 27).
     export HUMMING_COMPILE_MATRIX_CACHE="${HUMMING_COMPILE_MATRIX_CACHE:-$(dirname "$VENV_ROOT")/jit-compile-matrix}"
     run_pytest "$venv/bin/python" -q -m "not gpu and not vllm and not vllm_cpu" tests
 }
