@@ -183,11 +183,19 @@ def x16_applies(arch: str, fp: FormatParams, dtype: torch.dtype) -> bool:
     return arch == "sm_90a" and x16_covers(fp, dtype)
 
 
+def stage_smem(choice: KernelChoice, fp: FormatParams) -> int:
+    """Dynamic shared memory of a choice for this format (KernelChoice.smem_bytes)."""
+    return choice.smem_bytes(fp.bits, groups_per_stage(fp.group, choice.block_k), fp.zero_mode != 0, fp.group)
+
+
 def format_alternatives(choice: KernelChoice, arch: str, fp: FormatParams,
                         dtype: torch.dtype) -> List[Tuple[str, KernelChoice]]:
     """heuristics.plan_alternatives of a bucket's choice that can serve this format and dtype on this arch (the x16
-    twin only where x16_applies) -- what layer_kernel_specs compiles and GemmLayer's plan may launch."""
-    return [(tag, alt) for tag, alt in plan_alternatives(choice, fp.bits) if tag != "x16" or x16_applies(arch, fp, dtype)]
+    twin only where x16_applies) and whose stages fit shared memory for it -- what layer_kernel_specs compiles and
+    GemmLayer's plan may launch."""
+    limit = arch_info(arch).smem_per_block
+    return [(tag, alt) for tag, alt in plan_alternatives(choice, fp.bits)
+            if (tag != "x16" or x16_applies(arch, fp, dtype)) and stage_smem(alt, fp) <= limit]
 
 
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype) -> Tuple[str, str]:
@@ -264,7 +272,7 @@ def register_min_blocks(fp: FormatParams, choice: KernelChoice) -> int:
     mb = choice.min_blocks
     if mb <= 1:
         return mb
-    smem = choice.smem_bytes(fp.bits, groups_per_stage(fp.group, choice.block_k), fp.zero_mode != 0, fp.group)
+    smem = stage_smem(choice, fp)
     # (min_blocks > 0 only for wgmma choices, which run on sm_90a alone: its shared memory per SM)
     return max(1, min(mb, arch_info("sm_90a").smem_per_sm // (smem + 1024)))
 
@@ -331,10 +339,7 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
         lo = b + 1
         c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode, k=k, n=n, float_family=fp.family == "float")
         # (+ what _plan may launch: the alternatives whose stages fit shared memory, as GemmLayer._alternatives)
-        alts = [alt for _, alt in format_alternatives(c, arch, fp, dtype)
-                if alt.smem_bytes(fp.bits, groups_per_stage(fp.group, alt.block_k), fp.zero_mode != 0, fp.group)
-                <= arch_info(arch).smem_per_block]
-        for c in [c] + alts:
+        for c in [c] + [alt for _, alt in format_alternatives(c, arch, fp, dtype)]:
             if c in seen:
                 continue
             seen.add(c)
@@ -551,13 +556,11 @@ class GemmLayer:
         name), and only those that fit shared memory for this layer's format."""
         if choice in self._forced.values():
             return []
-        return [(tag, alt) for tag, alt in format_alternatives(choice, self.arch, self.fp, self.dtype)
-                if self._stage_smem(alt) <= self.info.smem_per_block]
+        return format_alternatives(choice, self.arch, self.fp, self.dtype)
 
     def _stage_smem(self, choice: KernelChoice) -> int:
         """Dynamic shared memory of a choice for this layer's format (KernelChoice.smem_bytes)."""
-        return choice.smem_bytes(self.fp.bits, groups_per_stage(self.fp.group, choice.block_k),
-                                 self.fp.zero_mode != 0, self.fp.group)
+        return stage_smem(choice, self.fp)
 
     def _bucket(self, bucket: int, alt: str = "") -> _Bucket:
         key = (bucket, alt) if alt else bucket
