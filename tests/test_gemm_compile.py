@@ -93,6 +93,25 @@ def test_every_family_and_choice_compiles(arch, tmp_path):
             assert "serialized" not in art.log, (spec.config, art.log)
 
 
+def test_float_zero_point_picks_compile_without_serialized_mmas(tmp_path):
+    """sm_90a, session 28 (heuristics FLOAT_ZERO_TMA / FLOAT_ZERO_ONE_ATOM): codes of <= 4 bits with float zero points
+    and 16-64-column groups at 257-512 tokens pick tiles whose wgmmas ptxas keeps asynchronous -- the two-atom TMA-x
+    tile, or the one-atom tile for uint3 g32 -- on wide and narrow layers.  FAMILIES holds one float-zero family
+    (uint4 g32); the rule's exception depends on bits and group, so this covers the groups and widths around it."""
+    cache = os.environ.get("HUMMING_COMPILE_MATRIX_CACHE") or str(tmp_path / "jit")
+    descs = [(f"w:uint{b},s:g{g}:bfloat16,zp:float", torch.bfloat16) for b in (2, 3, 4) for g in (16, 32, 64)]
+    descs += [(f"w:uint{b},s:g32:float16,zp:float", torch.float16) for b in (3, 4)]
+    specs = []
+    for d, dt in descs:
+        fp = format_params(WeightDesc.parse(d))
+        picks = {choose_kernel("sm_90a", m, fp.bits, fp.group, fp.zero_mode, 132, k=4096, n=n)
+                 for m in (300, 512) for n in (28672, 6144)}
+        specs += [_spec(fp, c, dt, "sm_90a", d) for c in sorted(picks, key=lambda c: c.short())]
+    arts = compile_many(specs, cache_dir=cache)
+    for spec, art in zip(specs, arts):
+        assert "serialized" not in art.log, (spec.config, art.log)
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_family_compiles(arch, cache_dir):
     """Every element family / scale mode (the template parameters that change the decode code): the decode kernel

@@ -265,6 +265,29 @@ def test_large_m_default_choices(desc, m, monkeypatch):
         _check_default_choice(desc, n, k, m, "large_m")
 
 
+FLOAT_ZERO_SMALL_GROUPS = ["w:uint4,s:g16:bfloat16,zp:float", "w:uint4,s:g64:bfloat16,zp:float",
+                           "w:uint2,s:g32:bfloat16,zp:float", "w:uint3,s:g64:float16,zp:float",
+                           "w:uint3,s:g32:bfloat16,zp:float"]
+
+
+@pytest.mark.parametrize("desc", FLOAT_ZERO_SMALL_GROUPS)
+@pytest.mark.parametrize("m", [257, 300, 512])
+def test_float_zero_point_large_m_defaults(desc, m):
+    """Session 28 (heuristics FLOAT_ZERO_TMA): codes of <= 4 bits with float zero points and groups of < 128 columns
+    take the two-atom stream-K tile with TMA x tiles at 257-512 tokens on every layer, wide ones too (uint3 g32: the
+    one-atom tile, FLOAT_ZERO_ONE_ATOM) -- through the layers' own plans, wide, narrow, odd N with a K tail; vs the
+    fp32 reference, output poisoned; the plan's choice asserted where no 256-token tile takes over (narrow, 385+)."""
+    for n, k in [(16400, 4096), (6144, 4096), (4000, 8200)]:
+        _check_default_choice(desc, n, k, m, "float_zero")
+    if _wgmma_ok():
+        dtype = torch.float16 if "float16" in desc else torch.bfloat16
+        qw = quantize_weight(torch.randn(16400, 4096, device="cuda") * 0.05, WeightDesc.parse(desc), name="fz_plan")
+        layer = GemmLayer(qw, None, dtype)
+        layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
+        want = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma" if "uint3,s:g32" in desc else "bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma"
+        assert layer.plan_info[m]["choice"] == want, layer.plan_info[m]
+
+
 EIGHT_BIT = ["w:uint8b128,s:channel:bfloat16", "w:float8_e4m3fn,s:channel:float32", "w:float8_e4m3fn,s:b128x128:float32",
              "w:uint8,s:g64:float16,zp:int", "w:float8_e5m2,s:channel:bfloat16"]
 

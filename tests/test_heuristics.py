@@ -169,22 +169,27 @@ def test_float_decode_rules():
         assert {pair, m16} <= every and (rows224 in every) == bool(group)
 
 
-def test_float_zero_points_skip_the_two_atom_256_row_tiles():
-    """Session 27 (FLOAT_ZERO_ONE_ATOM): codes of <= 4 bits with float zero points and groups of < 128 columns take the
-    one-atom 256-row stream-K tile at 129-512 tokens instead of the two-atom ones, which ptxas compiles with an
-    out-of-line call and serialized wgmmas for them (test_gemm_compile checks the picks for serialization); integer
-    zero points, 128-column groups and 65-128 tokens keep their picks."""
+def test_float_zero_points_take_the_tma_two_atom_tile():
+    """Codes of <= 4 bits with float zero points and groups of < 128 columns, 257-512 tokens.  Session 27
+    (FLOAT_ZERO_ONE_ATOM) found that ptxas serializes the wgmmas of the two-atom 256-row stream-K tile for them (an
+    out-of-line call; session 28 measured it 50-60x slower on the H200); session 28 (FLOAT_ZERO_TMA): its TMA-x twin
+    compiles clean for all of them but uint3 g32 and beats the one-atom tile, so every layer takes it, wide ones too;
+    uint3 g32 keeps the one-atom tile.  Integer zero points, 128-column groups and <= 256 tokens keep their picks
+    (test_gemm_compile checks every pick for serialization on every arch)."""
     from vllm_humming.tuning.heuristics import choose_kernel
 
     def pick(m, n, zero, group=32, bits=4):
         return choose_kernel("sm_90a", m, bits, group, zero, 132, k=4096, n=n).short()
 
     one_atom = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma"
+    two_atom, two_atom_tma = "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma", "bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma"
     for m, n in ((300, 28672), (300, 6144), (512, 28672)):   # (narrow layers take 256-token tiles at 385-512)
-        for group, bits in ((16, 4), (32, 4), (64, 4), (32, 3)):
-            assert pick(m, n, 2, group, bits) == one_atom
-            assert pick(m, n, 1, group, bits) != one_atom and pick(m, n, 0, group, bits) != one_atom
-        assert pick(m, n, 2, 128) != one_atom
+        for group, bits in ((16, 4), (32, 4), (64, 4), (16, 3), (64, 3), (32, 2), (16, 1)):
+            assert pick(m, n, 2, group, bits) == two_atom_tma, (m, n, group, bits)
+        assert pick(m, n, 2, 32, 3) == one_atom
+        for group, bits in ((32, 4), (32, 3)):   # integer / no zero points: the session-16 / 17 picks
+            assert pick(m, n, 1, group, bits) == pick(m, n, 0, group, bits) == (two_atom_tma if n < 16384 else two_atom)
+        assert pick(m, n, 2, 128) == pick(m, n, 1, 128)
     assert pick(256, 28672, 2) == pick(256, 28672, 1) == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"
     assert pick(128, 28672, 2) == pick(128, 28672, 0)
 

@@ -742,7 +742,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
     (_direct_defaults, _bulk_defaults; ``float_family``: the weights are a float format)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
-    float_zero_small_groups = zero == 2 and 0 < group < 128     # (FLOAT_ZERO_ONE_ATOM)
+    float_zero_small_groups = zero == 2 and 0 < group < 128     # (FLOAT_ZERO_TMA, FLOAT_ZERO_ONE_ATOM)
     bucket = m_bucket(bucket)   # any M maps to its bucket
     use_cluster = cluster_defaults_enabled() if cluster is None else cluster   # HUMMING_CLUSTER, or the caller's
     if only and only not in PIPELINES:
@@ -835,7 +835,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                         # stream-K kept for the wave cliffs of split-K grids between the measured M.)
                         if bucket <= 128:   # split-K (M=128: 53.7 vs 56.1 with TMA, b_sweep_tma_m128_256.txt)
                             cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", tma_x=True))
-                        if bucket <= 128 or not float_zero_small_groups:   # (FLOAT_ZERO_ONE_ATOM below)
+                        if bucket <= 128 or not float_zero_small_groups:   # (FLOAT_ZERO_TMA below)
                             cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=bucket > 128))
                     elif 0 < n:
                         # narrow, TMA x tiles (session 17): 128-row split-K tiles of four two-atom stages, whatever
@@ -878,18 +878,25 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                     # 108.8 / 117.0 / 118.4, 6144x4096 53.6 / 52.5 / 56.5 vs 52.6 / 55.2 / 56.9
                     # (results/h200-2026-12-02-s16/b_sweep_ak2_m512_*.txt)
                     if bits <= 4 and not float_zero_small_groups:
-                        # FLOAT_ZERO_ONE_ATOM: codes with float zero points and groups of < 128 columns (two or more
-                        # groups per two-atom stage) skip these two-atom 256-row tiles and take the one-atom tile
-                        # below.  At 255 registers the math threads' per-atom code with a float zero term per group
-                        # does not fit: for uint4 / uint3 with 16-64-column groups ptxas keeps the per-atom lambda out
-                        # of line (a call with an 864-920 byte stack, spills), serializes every wgmma (C7510) and NVRTC
-                        # takes 20-27 s -- for uint3 g32 even with TMA x tiles; 128-column groups and integer zero
-                        # points compile clean.  The one-atom tile compiles clean for all of them in ~2.5 s
-                        # (scripts/ptxas_scan.py / ptxas_choice.py on the CPU machine, session 27).  Float zero points
-                        # were not timed on the GPU with either tile.
                         if 0 < n < WIDE_N:   # TMA x tiles on narrow layers: M=512 52.4 / 104.2 vs 53.8 / 105.0 (s17)
                             cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True))
+                    elif bits <= 4 and not (bits == 3 and group == 32):
+                        # FLOAT_ZERO_TMA: codes with float zero points and groups of < 128 columns (two or more groups
+                        # per two-atom stage) take the two-atom tile with TMA x tiles on every layer, wide ones too.
+                        # Without TMA x tiles the math threads' per-atom code with a float zero term per group does
+                        # not fit in 255 registers: ptxas keeps it out of line (a call with an 864-920 byte stack),
+                        # serializes every wgmma (C7510), NVRTC takes 20-27 s, and the kernel runs 50-60x slower --
+                        # uint4 g32 M=300 2069 / 9006 / 4758 us (results/h200-2026-12-04-s28/b/sweep_fzp_*.txt).  With
+                        # TMA x tiles it compiles clean (255 registers, no call) for every code of <= 4 bits with
+                        # 16-64-column groups, bf16 and fp16, except 3-bit codes with 32-column groups
+                        # (scripts/ptxas_choice.py, session 28), and it is the fastest of the three tiles measured: uint4
+                        # g32 / g64 + float zero, us, vs the one-atom tile below: M=300 44.2 / 155.7 / 82.4 vs 45.9 /
+                        # 176.5 / 89.5 (g32), 44.0 / 153.6 / 82.1 vs 45.1 / 173.5 / 113.7 (g64); the wide layer at
+                        # M=512 214.3 / 212.4 vs 252.6 / 245.4 (narrow layers take 256-token tiles there).
+                        cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
+                    # (FLOAT_ZERO_ONE_ATOM: uint3 g32 with float zero points, whose two-atom tiles ptxas serializes
+                    # with or without TMA x tiles, takes this one-atom tile; it compiles clean in ~2.5 s, session 27.)
                     cands.append(KernelChoice(128, 8, 2, 1, 1, 5 if bits <= 4 else 4, mma="wgmma", stream_k=True))
                 if 128 < bucket <= 256 and 0 < n < WIDE_N and 0 < k <= 4096 and bits <= 4:
                     # narrow layers, K <= 4096, codes of <= 4 bits, 129-256 tokens: stream-K over 256-row tiles (48
