@@ -95,7 +95,7 @@ def test_every_family_and_choice_compiles(arch, tmp_path):
 
 def test_float_zero_point_picks_compile_without_serialized_mmas(tmp_path):
     """sm_90a, session 28 (heuristics FLOAT_ZERO_TMA / FLOAT_ZERO_ONE_ATOM): codes of <= 4 bits with float zero points
-    and 16-64-column groups at 257-512 tokens pick tiles whose wgmmas ptxas keeps asynchronous -- the two-atom TMA-x
+    and 16-64-column groups at 257-512 tokens (and the layers' 256-token tiles) pick tiles whose wgmmas ptxas keeps asynchronous -- the two-atom TMA-x
     tile, or the one-atom tile for uint3 g32 -- on wide and narrow layers.  FAMILIES holds one float-zero family
     (uint4 g32); the rule's exception depends on bits and group, so this covers the groups and widths around it."""
     cache = os.environ.get("HUMMING_COMPILE_MATRIX_CACHE") or str(tmp_path / "jit")

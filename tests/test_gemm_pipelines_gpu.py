@@ -274,9 +274,10 @@ FLOAT_ZERO_SMALL_GROUPS = ["w:uint4,s:g16:bfloat16,zp:float", "w:uint4,s:g64:bfl
 @pytest.mark.parametrize("m", [257, 300, 512])
 def test_float_zero_point_large_m_defaults(desc, m):
     """Session 28 (heuristics FLOAT_ZERO_TMA): codes of <= 4 bits with float zero points and groups of < 128 columns
-    take the two-atom stream-K tile with TMA x tiles at 257-512 tokens on every layer, wide ones too (uint3 g32: the
-    one-atom tile, FLOAT_ZERO_ONE_ATOM) -- through the layers' own plans, wide, narrow, odd N with a K tail; vs the
-    fp32 reference, output poisoned; the plan's choice asserted where no 256-token tile takes over (narrow, 385+)."""
+    take the two-atom stream-K tile with TMA x tiles at 257-384 tokens on every layer, wide ones too (uint3 g32: the
+    one-atom tile, FLOAT_ZERO_ONE_ATOM), and at 385-512 the 256-token tile like every code of <= 4 bits -- through
+    the layers' own plans, wide, narrow, odd N with a K tail; vs the fp32 reference, output poisoned; the wide
+    layer's plan asserted."""
     for n, k in [(16400, 4096), (6144, 4096), (4000, 8200)]:
         _check_default_choice(desc, n, k, m, "float_zero")
     if _wgmma_ok():
@@ -285,7 +286,9 @@ def test_float_zero_point_large_m_defaults(desc, m):
         layer = GemmLayer(qw, None, dtype)
         layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
         want = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma" if "uint3,s:g32" in desc else "bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma"
-        assert layer.plan_info[m]["choice"] == want, layer.plan_info[m]
+        if m > 384:   # session 28: the 256-token tile (or its plan alternatives) on every layer at 385-512 tokens
+            want = "bt256_wn"
+        assert layer.plan_info[m]["choice"].startswith(want), layer.plan_info[m]
 
 
 EIGHT_BIT = ["w:uint8b128,s:channel:bfloat16", "w:float8_e4m3fn,s:channel:float32", "w:float8_e4m3fn,s:b128x128:float32",

@@ -170,7 +170,8 @@ def test_float_decode_rules():
 
 
 def test_float_zero_points_take_the_tma_two_atom_tile():
-    """Codes of <= 4 bits with float zero points and groups of < 128 columns, 257-512 tokens.  Session 27
+    """Codes of <= 4 bits with float zero points and groups of < 128 columns, 257-384 tokens (385-512: the 256-token
+    tile, like every code of <= 4 bits).  Session 27
     (FLOAT_ZERO_ONE_ATOM) found that ptxas serializes the wgmmas of the two-atom 256-row stream-K tile for them (an
     out-of-line call; session 28 measured it 50-60x slower on the H200); session 28 (FLOAT_ZERO_TMA): its TMA-x twin
     compiles clean for all of them but uint3 g32 and beats the one-atom tile, so every layer takes it, wide ones too;
@@ -183,7 +184,7 @@ def test_float_zero_points_take_the_tma_two_atom_tile():
 
     one_atom = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma"
     two_atom, two_atom_tma = "bt128_wn8_tm2_wk1_ak2_s3_sk_wgmma", "bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma"
-    for m, n in ((300, 28672), (300, 6144), (512, 28672)):   # (narrow layers take 256-token tiles at 385-512)
+    for m, n in ((300, 28672), (300, 6144), (384, 28672)):   # (every layer takes 256-token tiles at 385-512)
         for group, bits in ((16, 4), (32, 4), (64, 4), (16, 3), (64, 3), (32, 2), (16, 1)):
             assert pick(m, n, 2, group, bits) == two_atom_tma, (m, n, group, bits)
         assert pick(m, n, 2, 32, 3) == one_atom
@@ -524,7 +525,8 @@ def test_session10_rules():
     assert pick(257, 4, 6144, 4096) == pick(384, 4, 6144, 4096) != bulk       # 257+ tokens: 256-row cp.async tiles
     assert pick(513, 4, 6144, 4096) == pick(2047, 4, 6144, 4096) == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"   # s18
     assert pick(385, 4, 6144, 4096) == pick(512, 4, 6144, 4096) == pick(513, 4, 6144, 4096)   # narrow: s19
-    assert pick(512, 4, 28672, 4096) == pick(384, 4, 28672, 4096) != pick(513, 4, 28672, 4096)   # wide: 513+
+    assert pick(385, 4, 28672, 4096) == pick(512, 4, 28672, 4096) == pick(513, 4, 28672, 4096)   # wide: s28
+    assert pick(384, 4, 28672, 4096) != pick(385, 4, 28672, 4096)
     assert pick(64, 4, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # 64 tokens keep the cp.async kernel
     assert pick(64, 3, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"  # two atoms: int3 since s16 (TMA x: s17)
     assert pick(64, 8, 6144, 4096, group=0) == "bt64_wn8_tm1_wk1_ak1_s6_tma_wgmma"   # int8 keeps one
@@ -691,8 +693,8 @@ def test_session12_large_m_rules():
                     # (from 513 tokens only where HUMMING_PREFILL_M is raised: expand + cuBLAS since session 26)
                     assert c.short() == "bt128_wn12_tm1_wk1_ak1_s4_bulk_wgmma"
                     assert pick(m, n, k + 32, bits, group, flt).short() != c.short()   # K tail: no bulk
-                elif m > 512 or (m > 384 and n < 16384):   # session 18: 128 rows x 256 tokens, split-K (its
-                    # stream-K twin on wave cliffs); session 19: from 385 tokens on narrow layers
+                elif m > 384:   # session 18: 128 rows x 256 tokens, split-K (its stream-K twin on wave
+                    # cliffs); from 385 tokens on narrow layers since session 19, on wide ones since session 28
                     assert c.short() == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"
                     assert wave_cliff_twin(c) in allc and wave_cliff_twin(c).stream_k
                     # session 19: and its 192-row sibling where its waves cost less (GemmLayer._plan)

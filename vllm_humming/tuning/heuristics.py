@@ -850,11 +850,15 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                         # narrow, K > 4096: 256-row split-K tiles.  4096x14336 M=128 35.8 / 35.2 / 37.4 vs 36.5 /
                         # 36.4 / 38.0; M=256 57.7 / 56.2 / 61.2 vs 60.1 / 60.2 / 62.8
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma"))
-                if bits <= 4 and (bucket > 512 or (bucket > 384 and 0 < n < WIDE_N)):
+                if bits <= 4 and (bucket > 512 or (bucket > 384 and n > 0)):
                     # (385-512 tokens on narrow layers since session 19, where both token tiles pad M to 512 rows:
                     # int4, us, M = 400 / 448, vs the 128-token stream-K default: 6144x4096 48.7 / 49.5 vs 52.3 / 52.7,
-                    # 4096x14336 90.8 / 91.0 vs 103.9 / 106.0; the wide layer is mixed, 207.5 / 211.3 vs 214.1 / 201.9,
-                    # and keeps the 128-token tiles -- results/h200-2026-12-02-s19/f_sweep_m400.txt)
+                    # 4096x14336 90.8 / 91.0 vs 103.9 / 106.0 -- results/h200-2026-12-02-s19/f_sweep_m400.txt.  The
+                    # wide layer was mixed then, 207.5 / 211.3 vs 214.1 / 201.9; re-measured in session 28 it wins or
+                    # ties everywhere, so every layer takes it: 28672x4096 int4 M = 400 / 448 / 512 195.9 / 192.2 /
+                    # 196.2 vs 197.6 / 200.8 / 219.7, int3 M = 400 / 512 196.7 / 195.2 vs 195.8 / 214.9, MXFP4
+                    # 203.2 / 203.8 vs 209.8 / 222.0; 57344x4096 int4 361.2 / 350.2 vs 385.5 / 427.9 --
+                    # results/h200-2026-12-04-s28/d/sweep_wide_*.txt)
                     # codes of <= 4 bits, 513 tokens up to the prefill threshold (2047): 128 weight rows x 256 tokens
                     # per block -- one m64n256k16 per k16 step and warpgroup: half the MMA instructions and groups
                     # of the 256-row x 128-token tile at the same 128 accumulators, 166 registers instead of 255.
@@ -893,7 +897,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                         # (scripts/ptxas_choice.py, session 28), and it is the fastest of the three tiles measured: uint4
                         # g32 / g64 + float zero, us, vs the one-atom tile below: M=300 44.2 / 155.7 / 82.4 vs 45.9 /
                         # 176.5 / 89.5 (g32), 44.0 / 153.6 / 82.1 vs 45.1 / 173.5 / 113.7 (g64); the wide layer at
-                        # M=512 214.3 / 212.4 vs 252.6 / 245.4 (narrow layers take 256-token tiles there).
+                        # M=512 214.3 / 212.4 vs 252.6 / 245.4 (since session 28 every layer takes the 256-token
+                        # tile at 385-512 tokens, below).
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
                     # (FLOAT_ZERO_ONE_ATOM: uint3 g32 with float zero points, whose two-atom tiles ptxas serializes
                     # with or without TMA x tiles, takes this one-atom tile; it compiles clean in ~2.5 s, session 27.)
