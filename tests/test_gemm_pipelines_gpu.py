@@ -286,7 +286,9 @@ def test_float_zero_point_large_m_defaults(desc, m):
         layer = GemmLayer(qw, None, dtype)
         layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
         want = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma" if "uint3,s:g32" in desc else "bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma"
-        if m > 384:   # session 28: the 256-token tile (or its plan alternatives) on every layer at 385-512 tokens
+        if m > 384 and "s:g16:" not in desc:
+            # session 28: the 256-token tile (or its plan alternatives) on every layer at 385-512 tokens; with
+            # 16-column groups and zero points its stages do not fit shared memory and the rules fall through
             want = "bt256_wn"
         assert layer.plan_info[m]["choice"].startswith(want), layer.plan_info[m]
 
