@@ -265,6 +265,15 @@ def test_large_m_default_choices(desc, m, monkeypatch):
         _check_default_choice(desc, n, k, m, "large_m")
 
 
+def _wide_plan_choice(desc, m, name):
+    """A wide 16400x4096 layer and the kernel choice its own plan launches at M = m ('' on the prefill path)."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    qw = quantize_weight(torch.randn(16400, 4096, device="cuda") * 0.05, WeightDesc.parse(desc), name=name)
+    layer = GemmLayer(qw, None, dtype)
+    layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
+    return layer, layer.plan_info.get(m, {}).get("choice", "")
+
+
 FLOAT_ZERO_SMALL_GROUPS = ["w:uint4,s:g16:bfloat16,zp:float", "w:uint4,s:g64:bfloat16,zp:float",
                            "w:uint2,s:g32:bfloat16,zp:float", "w:uint3,s:g64:float16,zp:float",
                            "w:uint3,s:g32:bfloat16,zp:float"]
@@ -281,16 +290,13 @@ def test_float_zero_point_large_m_defaults(desc, m):
     for n, k in [(16400, 4096), (6144, 4096), (4000, 8200)]:
         _check_default_choice(desc, n, k, m, "float_zero")
     if _wgmma_ok():
-        dtype = torch.float16 if "float16" in desc else torch.bfloat16
-        qw = quantize_weight(torch.randn(16400, 4096, device="cuda") * 0.05, WeightDesc.parse(desc), name="fz_plan")
-        layer = GemmLayer(qw, None, dtype)
-        layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
+        _, choice = _wide_plan_choice(desc, m, "fz_plan")
         want = "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma" if "uint3,s:g32" in desc else "bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma"
         if m > 384 and "s:g16:" not in desc:
             # session 28: the 256-token tile (or its plan alternatives) on every layer at 385-512 tokens; with
             # 16-column groups and zero points its stages do not fit shared memory and the rules fall through
             want = "bt256_wn"
-        assert layer.plan_info[m]["choice"].startswith(want), layer.plan_info[m]
+        assert choice.startswith(want), choice
 
 
 EIGHT_BIT = ["w:uint8b128,s:channel:bfloat16", "w:float8_e4m3fn,s:channel:float32", "w:float8_e4m3fn,s:b128x128:float32",
@@ -316,11 +322,7 @@ def test_eight_bit_large_m_defaults(desc, m):
     for n, k in cases:
         _check_default_choice(desc, n, k, m, "eight_bit")
     if _wgmma_ok():
-        dtype = torch.float16 if "float16" in desc else torch.bfloat16
-        qw = quantize_weight(torch.randn(16400, 4096, device="cuda") * 0.05, WeightDesc.parse(desc), name="eight_bit_plan")
-        layer = GemmLayer(qw, None, dtype)
-        layer(torch.randn(m, 4096, device="cuda", dtype=dtype))
-        choice = layer.plan_info.get(m, {}).get("choice", "")
+        layer, choice = _wide_plan_choice(desc, m, "eight_bit_plan")
         if m > 512:
             assert layer.uses_prefill_path(m) and not choice
         elif 257 <= m <= 384:
