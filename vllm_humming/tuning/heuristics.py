@@ -898,7 +898,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                         # g32 / g64 + float zero, us, vs the one-atom tile below: M=300 44.2 / 155.7 / 82.4 vs 45.9 /
                         # 176.5 / 89.5 (g32), 44.0 / 153.6 / 82.1 vs 45.1 / 173.5 / 113.7 (g64); the wide layer at
                         # M=512 214.3 / 212.4 vs 252.6 / 245.4 (since session 28 every layer takes the 256-token
-                        # tile at 385-512 tokens, below).
+                        # tile at 385-512 tokens where its stages fit, above).
                         cands.append(KernelChoice(128, 8, 2, 1, 2, 3, mma="wgmma", stream_k=True, tma_x=True))
                     # (FLOAT_ZERO_ONE_ATOM: uint3 g32 with float zero points, whose two-atom tiles ptxas serializes
                     # with or without TMA x tiles, takes this one-atom tile; it compiles clean in ~2.5 s, session 27.)
