@@ -72,3 +72,71 @@ def test_kernel_int_codes_keep_values(name, offset):
     kcodes, off = kernel_int_codes(codes, dt)
     assert off == offset
     assert torch.equal(kcodes.to(torch.int32) - off, dt.code_to_int(codes))
+
+
+# ---- 4-bit float codes: their own bit layout inside the words (dequant.cuh FloatFamily::kF4EmStart / kF4Sign)
+
+@pytest.mark.parametrize("shape", [(16, 64), (37, 200), (130, 1000)])
+def test_float4_round_trip(shape):
+    g = torch.Generator().manual_seed(shape[0])
+    codes = torch.randint(0, 16, shape, generator=g, dtype=torch.int64).to(torch.uint8)
+    packed = repack_codes(codes, 4, float_codes=True)
+    assert tuple(packed.shape) == (-(-shape[1] // 64), -(-shape[0] // 16), 128)
+    assert torch.equal(unrepack_codes(packed, 4, *shape, float_codes=True), codes)
+    assert not torch.equal(packed, repack_codes(codes, 4))    # a different layout than integer nibbles
+
+
+def _float4_pair_bits(word, j):
+    """Independent reading of the 4-bit float layout: pair j's (low, high) codes in a 32-bit word."""
+    em, sg = (0, 3, 6, 9)[j], (13, 12, 15, 14)[j]
+    return tuple((((word >> (16 * h + em)) & 7) | (((word >> (16 * h + sg)) & 1) << 3)) for h in (0, 1))
+
+
+def test_float4_layout_matches_the_documented_fragment_order():
+    n, k = 32, 128
+    codes = torch.randint(0, 16, (n, k), dtype=torch.int64).to(torch.uint8)
+    packed = repack_codes(codes, 4, float_codes=True)
+    for ka in range(k // 64):
+        for na in range(n // 16):
+            words = [int(w) & 0xFFFFFFFF for w in packed[ka, na].tolist()]
+            for lane in (0, 5, 31):
+                g, t = lane // 4, lane % 4
+                for q in range(16):
+                    f, r = q // 4, q % 4
+                    row = na * 16 + g + 8 * (r & 1)
+                    col = ka * 64 + 16 * f + 2 * t + 8 * (r >> 1)
+                    assert _float4_pair_bits(words[lane * 4 + q // 4], q % 4) == (int(codes[row, col]),
+                                                                                  int(codes[row, col + 1]))
+
+
+def _kernel_float4_raw(word, j, mant_bits, man):
+    """FloatFamily<T, e, man>::raw for 4-bit codes, instruction by instruction (dequant.cuh): the raw 32-bit pair."""
+    def shl(v, s):
+        return (v << s if s >= 0 else v >> -s) & 0xFFFFFFFF
+    em_mask = ((7 << (mant_bits - man)) & 0xFFFF) * 0x00010001
+    e, g = (mant_bits - man) - (0, 3, 6, 9)[j], 15 - (13, 12, 15, 14)[j]
+    if e == g:
+        return shl(word, e) & (em_mask | 0x80008000)
+    return (shl(word, e) & em_mask) ^ (shl(word, g) & 0x80008000)
+
+
+@pytest.mark.parametrize("name", ["float4_e2m1", "float4_e1m2", "float4_e3m0"])
+@pytest.mark.parametrize("act", [torch.bfloat16, torch.float16])
+def test_float4_kernel_decode_gives_every_code_value(name, act):
+    """Every pair position of a word, every code in both halves: the kernel's shifts and masks on the repacked word,
+    read as two `act` numbers and times 2^kExpAdjust, are the format's values."""
+    dt = parse_dtype(name)
+    mant_bits, exp_bias = (7, 127) if act == torch.bfloat16 else (10, 15)
+    adj = exp_bias - ((1 << (dt.exp_bits - 1)) - 1)
+    table = dt.decode_table()
+    for lo in range(16):
+        for hi in range(16):
+            codes = torch.zeros(16, 64, dtype=torch.uint8)
+            codes[:, 0::2], codes[:, 1::2] = lo, hi     # every pair of every lane: low k lo, high k hi
+            packed = repack_codes(codes, 4, float_codes=True)
+            for q in range(16):                         # lane 0's 16 pairs: 4 words x 4 positions
+                word = int(packed[0, 0, q // 4]) & 0xFFFFFFFF
+                raw = _kernel_float4_raw(word, q % 4, mant_bits, dt.man_bits)
+                pair = torch.tensor([raw & 0xFFFF, raw >> 16], dtype=torch.int32).to(torch.int16).view(act)
+                got = pair.double() * 2.0 ** adj
+                assert got.tolist() == [table[lo].item(), table[hi].item()], (name, act, lo, hi, q)

@@ -412,7 +412,7 @@ class GemmLayer:
         codes = unpack_codes(qw.qweight, d.bits, k)
         if fp.family == "int":
             codes, _ = kernel_int_codes(codes, d.dtype)
-        self.w = repack_codes(codes, d.bits)
+        self.w = repack_codes(codes, d.bits, float_codes=fp.family == "float")
         del codes
         dev = self.device
         self.gscale = self.gzero = self.chscale = self.tscale = self.bias = None

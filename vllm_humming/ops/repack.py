@@ -7,7 +7,8 @@ Kernel-side integer codes are always unsigned with a constant offset (value = co
   * signed intN: two's-complement code with its top bit flipped, offset 2^(N-1)
   * uintNbB (GPTQ symmetric): unchanged, offset B
   * uintN (+ zero point): unchanged, offset 0
-Float codes are unchanged.
+Float codes are unchanged; 4-bit float codes (FP4 e2m1, e1m2, e3m0) get their own bit layout inside the words
+(:func:`_pack_float4_words`, FloatFamily in dequant.cuh).
 """
 
 from __future__ import annotations
@@ -86,11 +87,39 @@ def _unpack3_words(words: torch.Tensor) -> torch.Tensor:
     return torch.stack([lo, hi], -1)
 
 
-def _pack_lane_words(pairs: torch.Tensor, bits: int) -> torch.Tensor:
+# 4-bit float codes (sign | 3 exponent+mantissa bits): where pair j of a word keeps its exponent+mantissa field and
+# its sign bit in each 16-bit half -- FloatFamily::kF4EmStart / kF4Sign in dequant.cuh, which explains the choice.
+F4_EM_START = (0, 3, 6, 9)
+F4_SIGN = (13, 12, 15, 14)
+
+
+def _pack_float4_words(pairs: torch.Tensor) -> torch.Tensor:
+    """4-bit float codes: pairs [..., 16, 2] -> words [..., 4].  Word i holds pairs 4i..4i+3; pair j's code c keeps
+    c & 7 at bits F4_EM_START[j]..+2 and c >> 3 at bit F4_SIGN[j] of the low (low k) and high (high k) half."""
+    c = pairs.unflatten(-2, (4, 4))                                  # [..., word, j, half]
+    em = torch.tensor(F4_EM_START, device=pairs.device).view(4, 1)
+    sg = torch.tensor(F4_SIGN, device=pairs.device).view(4, 1)
+    halves = (((c & 7) << em) | ((c >> 3) << sg)).sum(-2)            # fields are disjoint: sum == or
+    return halves[..., 0] | (halves[..., 1] << 16)
+
+
+def _unpack_float4_words(words: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`_pack_float4_words`: words [..., 4] -> pairs [..., 16, 2]."""
+    em = torch.tensor(F4_EM_START, device=words.device).view(4, 1)
+    sg = torch.tensor(F4_SIGN, device=words.device).view(4, 1)
+    halves = torch.stack([words & 0xFFFF, (words >> 16) & 0xFFFF], -1).unsqueeze(-2)   # [..., word, 1, half]
+    c = ((halves >> em) & 7) | (((halves >> sg) & 1) << 3)                            # [..., word, j, half]
+    return c.flatten(-3, -2)
+
+
+def _pack_lane_words(pairs: torch.Tensor, bits: int, float4: bool = False) -> torch.Tensor:
     """pairs [..., 16 pairs, 2 halves] -> a lane's `bits` words [..., bits] (the bit encoding of layout.cuh; plane i's
-    words at lane offset bit_offset(i))."""
+    words at lane offset bit_offset(i); ``float4``: 4-bit float codes, :func:`_pack_float4_words`)."""
     if bits == 3:
         return _pack3_words(pairs)
+    if float4:
+        assert bits == 4
+        return _pack_float4_words(pairs)
     out = []
     for p, off in plane_split(bits):
         bv = ((pairs >> off) & ((1 << p) - 1)).unflatten(-2, (p, 16 // p))   # pair q = word * per_word + j
@@ -99,10 +128,13 @@ def _pack_lane_words(pairs: torch.Tensor, bits: int) -> torch.Tensor:
     return torch.cat(out, -1)
 
 
-def _unpack_lane_words(words: torch.Tensor, bits: int) -> torch.Tensor:
+def _unpack_lane_words(words: torch.Tensor, bits: int, float4: bool = False) -> torch.Tensor:
     """Inverse of :func:`_pack_lane_words`: words [..., bits] -> pairs [..., 16, 2]."""
     if bits == 3:
         return _unpack3_words(words)
+    if float4:
+        assert bits == 4
+        return _unpack_float4_words(words)
     pairs = torch.zeros(*words.shape[:-1], 16, 2, dtype=torch.int64, device=words.device)
     for p, off in plane_split(bits):
         pw = words[..., off:off + p].unsqueeze(-1)                    # plane words sit at lane offset = bit offset
@@ -112,8 +144,9 @@ def _unpack_lane_words(words: torch.Tensor, bits: int) -> torch.Tensor:
     return pairs
 
 
-def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
-    """Kernel codes uint8 [N, K] -> int32 [ceil(K/64), ceil(N/16), 32*bits] (layout.cuh)."""
+def repack_codes(codes: torch.Tensor, bits: int, float_codes: bool = False) -> torch.Tensor:
+    """Kernel codes uint8 [N, K] -> int32 [ceil(K/64), ceil(N/16), 32*bits] (layout.cuh).  ``float_codes``: the codes
+    are a float format's (4-bit ones take their own bit layout in the words)."""
     n, k = codes.shape
     n16, k64 = -(-n // ATOM_ROWS) * ATOM_ROWS, -(-k // ATOM_COLS) * ATOM_COLS
     c = torch.zeros(n16, k64, dtype=torch.int64, device=codes.device)
@@ -123,20 +156,20 @@ def repack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
     atoms = c.view(na, ATOM_ROWS, ka, ATOM_COLS).permute(2, 0, 1, 3)
     row, col = _pair_index(str(codes.device))
     pairs = atoms[:, :, row, col]                               # [ka, na, 32 lanes, 16 pairs, 2 halves]
-    words = _pack_lane_words(pairs, bits)                       # [ka, na, 32 lanes, bits]
+    words = _pack_lane_words(pairs, bits, float_codes and bits == 4)   # [ka, na, 32 lanes, bits]
     # memory: per plane region, its p words of every lane (lane-contiguous)
     out = torch.cat([words[..., off:off + p].reshape(ka, na, 32 * p) for p, off in plane_split(bits)], dim=-1)
     out = torch.where(out >= (1 << 31), out - (1 << 32), out)
     return out.to(torch.int32).contiguous()
 
 
-def unrepack_codes(packed: torch.Tensor, bits: int, n: int, k: int) -> torch.Tensor:
+def unrepack_codes(packed: torch.Tensor, bits: int, n: int, k: int, float_codes: bool = False) -> torch.Tensor:
     """Inverse of :func:`repack_codes` (drops the padding)."""
     ka, na, nwords = packed.shape
     assert nwords == 32 * bits
     w = packed.to(torch.int64) & 0xFFFFFFFF
     words = torch.cat([w[..., 32 * off:32 * (off + p)].reshape(ka, na, 32, p) for p, off in plane_split(bits)], -1)
-    pairs = _unpack_lane_words(words, bits)
+    pairs = _unpack_lane_words(words, bits, float_codes and bits == 4)
     atoms = torch.zeros(ka, na, ATOM_ROWS, ATOM_COLS, dtype=torch.int64, device=packed.device)
     row, col = _pair_index(str(packed.device))
     atoms[:, :, row, col] = pairs

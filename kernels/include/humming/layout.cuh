@@ -20,11 +20,16 @@
 // In memory the words are arranged like a 2+1 plane split (w0 w1 of all lanes, then w2 of all lanes: an 8-byte and
 // a 4-byte load per lane), so PlaneSplit<3> below still describes where the words are, not what their bits mean.
 //
+// 4-bit FLOAT codes (FP4 e2m1, e1m2, e3m0) are the other exception: same words, same pairs per word, but inside each
+// 16-bit half pair j keeps its sign and its exponent+mantissa field at the bits FloatFamily (dequant.cuh) can move
+// into place with fewest instructions -- not as nibble j.  Integer codes never take that layout.
+//
 // Memory order (int32 words):   [K/64 atom columns][N/16 atom rows][planes][32 lanes][p words]
 // A lane's p words of one plane are contiguous (16-byte loads for p = 4, 2x16 for p = 8), consecutive lanes are
 // contiguous (conflict-free shared-memory reads, coalesced global reads), and for a fixed atom column all atom rows
 // are contiguous, so a thread block's tile of BN rows x 64 columns is one contiguous run of BN/16 atoms.
-// The layout depends only on b -- never on tile shapes -- so one repacked weight serves every kernel choice.
+// The layout depends only on b (and, for b = 4, int or float) -- never on tile shapes -- so one repacked weight serves
+// every kernel choice.
 #pragma once
 
 #include "humming/common.cuh"

@@ -410,7 +410,13 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
           if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
         }
       } else {
+#ifdef HUMMING_DEBUG_FLOAT_FOLD_TIMING
+        // timing experiment only (WRONG values unless the scales carried 2^kExpAdjust): the group scale's multiply
+        // alone, as if the host had folded 2^kExpAdjust into the scale tensor
+        if constexpr (Cfg::kGroup == 0) v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
+#else
         v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
+#endif
         if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
       }
       af[r] = as_u32(v);
