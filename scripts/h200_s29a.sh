@@ -5,7 +5,8 @@
 #  2. MXFP4 / NVFP4 bench at M = 1 / 16 / 64 / 256 with upstream and cuBLAS (the new layout);
 #  3. the same without peers on the previous kernels (exp/old_kernels = HEAD's headers; the repacked words are then
 #     read with the old layout -- wrong values, same instructions: timing only);
-#  4. the same with HUMMING_DEBUG_FLOAT_FOLD_TIMING (the operand dequant without its 2^kExpAdjust multiply: what
+#  4. the same with HUMMING_DEBUG_FLOAT_FOLD_TIMING (a timing-only macro of that commit, replaced by the real fold
+#     in the next one: the operand dequant without its 2^kExpAdjust multiply: what
 #     folding it into the group scales would save; timing only).
 . scripts/h200_setup.sh
 call_results a

@@ -46,15 +46,18 @@ SHAPES = [(256, 512), (4096, 4096), (1000, 1088), (200, 8200)]
 MS = [1, 17, 64, 257, 1024, 4096]
 
 
-def _check(desc_str, n, k, m, dtype=torch.bfloat16, bias=False, tol=1.2e-2, prefill_m=None):
+def _check(desc_str, n, k, m, dtype=torch.bfloat16, bias=False, tol=1.2e-2, prefill_m=None, weight_std=0.05,
+           want_exp_fold=None):
     desc = WeightDesc.parse(desc_str)
-    w = torch.randn(n, k, device="cuda") * 0.05
+    w = torch.randn(n, k, device="cuda") * weight_std
     b = torch.randn(n, device="cuda") if bias else None
     qw = quantize_weight(w, desc, name=f"test[{desc_str}]", bias=b)
     pl = prepare_linear(qw, out_dtype=dtype)
     assert pl.backend == "kernel", pl.fallback_reason
     if prefill_m is not None:
         pl.kernel.prefill_m = prefill_m
+    if want_exp_fold is not None:
+        assert want_exp_fold(pl.kernel.exp_fold), f"{desc_str} {dtype}: exponent fold k = {pl.kernel.exp_fold}"
     x = torch.randn(m, k, device="cuda", dtype=dtype)
     out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
     y = pl.kernel(x, out=out)
@@ -70,6 +73,21 @@ def _check(desc_str, n, k, m, dtype=torch.bfloat16, bias=False, tol=1.2e-2, pref
 def test_formats_small(desc):
     for m in (1, 16, 17, 64, 257):
         _check(desc, 256, 512, m)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("desc", ["w:float4_e2m1,s:g32:float8_e8m0fnu", "w:float4_e1m2,s:g128:bfloat16",
+                                  "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32",
+                                  "w:float8_e4m3fn,s:b128x128:float32"])
+def test_float_group_scales_past_the_exponent_fold(desc, dtype):
+    """Weights 200x the usual: the float formats' group scales times 2^kExpAdjust overflow the compute dtype, so the
+    layer's exponent fold leaves a 2^k (k > 0) to the epilogue's tensor scale (dequant.cuh) -- through every kernel
+    path (decode, wgmma, stream-K, the expand + cuBLAS prefill) against the fp32 reference.  fp8 block scales stay
+    small (k = 0)."""
+    fold = (lambda k: k == 0) if desc.startswith("w:float8") else (lambda k: k > 0)
+    for m in (1, 16, 17, 64, 257):
+        _check(desc, 1000, 1088, m, dtype=dtype, weight_std=10.0, want_exp_fold=fold)
+    _check(desc, 1000, 1088, 300, dtype=dtype, weight_std=10.0, prefill_m=257, want_exp_fold=fold)
 
 
 @pytest.mark.parametrize("m", MS)

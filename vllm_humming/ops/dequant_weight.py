@@ -178,7 +178,8 @@ class WeightExpander:
             _tensor_ok(layer.chscale, "chscale (per-channel scale)", torch.float32, (n16,), device, fail)
         elif layer.chscale is not None:
             fail(f"chscale is given but format {fp} has no per-channel epilogue scale")
-        if fp.epilogue_tensor:
+        # a float format's folded group scales may leave a per-tensor 2^k to the epilogue (GemmLayer.exp_fold)
+        if fp.epilogue_tensor or getattr(layer, "exp_fold", 0):
             _tensor_ok(layer.tscale, "tscale (per-tensor scale)", torch.float32, (1,), device, fail)
         elif layer.tscale is not None:
             fail(f"tscale is given but format {fp} has no per-tensor epilogue scale")

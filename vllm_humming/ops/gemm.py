@@ -12,6 +12,7 @@ needs to know about execution.  One instantiation is generated per (FormatParams
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -57,6 +58,22 @@ class FormatParams:
         if self.family == "int":
             return f"humming::IntFamily<{ctype}, {self.bits}>"
         return f"humming::FloatFamily<{ctype}, {self.exp}, {self.man}>"
+
+
+def _fold_exponent(scales: torch.Tensor, fp: FormatParams, dt: torch.dtype) -> Tuple[torch.Tensor, int]:
+    """The exponent fold (dequant.cuh): float group scales [groups, N16] (fp32) -> (S * 2^(adj - k), k) with adj =
+    FloatFamily::kExpAdjust for ``dt`` and k >= 0 the smallest that keeps every folded scale finite in ``dt`` (the
+    kernels' operand is then R * S', one multiply per pair; the epilogue's tensor scale carries 2^k).  Powers of two:
+    exact wherever the folded scale is a normal ``dt`` number."""
+    adj = _EBIAS[dt] - ((1 << (fp.exp - 1)) - 1)
+    top = scales.abs().max().item()
+    k = 0
+    if top > 0:
+        # start from the exponent count that just fits, then step up while rounding to dt would still overflow
+        k = max(0, adj + math.frexp(top)[1] - _EBIAS[dt] - 1)
+        while not math.isfinite(torch.tensor(top * 2.0 ** (adj - k), dtype=torch.float32).to(dt).item()):
+            k += 1
+    return scales * 2.0 ** (adj - k), k
 
 
 def format_params(desc: WeightDesc) -> FormatParams:
@@ -416,6 +433,7 @@ class GemmLayer:
         del codes
         dev = self.device
         self.gscale = self.gzero = self.chscale = self.tscale = self.bias = None
+        self.exp_fold = 0     # k of the exponent fold (float families with group scales): tscale carries 2^k
         s = d.scale
         scale_f = None if s is None else decode_scale(qw.scale, s.dtype)
         if fp.group:
@@ -432,6 +450,8 @@ class GemmLayer:
             full[: sg.shape[1], :n] = sg.t()
             if not torch.isfinite(full.to(dt).float()).all():
                 raise DescError(f"layer {self.name!r} ({d}): scales overflow {dt}")
+            if fp.family == "float":
+                full, self.exp_fold = _fold_exponent(full, fp, dt)
             self.gscale = full.to(dt).contiguous()
             if fp.zero_mode:
                 z = qw.zero.to(torch.float32)
@@ -462,6 +482,9 @@ class GemmLayer:
             c = torch.zeros(self.n16, dtype=torch.float32, device=dev)
             c[:n] = ch
             self.chscale = c
+        if self.exp_fold:
+            # the 2^k the folded group scales left out (dequant.cuh: the exponent fold), exact in fp32
+            tens = torch.full((1,), 2.0 ** self.exp_fold, device=dev) * (1 if tens is None else tens.to(dev))
         if tens is not None:
             self.tscale = tens.to(torch.float32).reshape(1).contiguous()
         if qw.bias is not None:

@@ -6,6 +6,11 @@
 //      int families   : R = kRawBias + code             exactly, so  w = (R - Z) * S   with Z = kRawBias + offset + zero
 //      float families : R = code placed in T's bits       and          w = R * 2^kExpAdjust * S
 //
+// Float families with group scales: the host stores S' = S * 2^(kExpAdjust - k) (GemmLayer._repack, "the exponent
+// fold": k >= 0 is the layer's smallest that keeps every S' finite in T, and the epilogue's per-tensor scale carries
+// 2^k), so an operand is R * S' -- one multiply per pair instead of two -- and a path that scales fp32 partial sums
+// instead (kAccScale, the direct kernels' windows) multiplies them by S' * kGroupScaleToValue (= 2^-kExpAdjust).
+//
 // The GEMM kernel (gemm_wna16.cuh) applies Z / S from the scale tensors; constants that never change per group are
 // folded at compile time.  Adding a dtype family means adding one struct here and one mapping in
 // vllm_humming/ops/gemm.py.
@@ -15,6 +20,9 @@
 #include "humming/layout.cuh"
 
 namespace humming {
+
+// 2^e as a float, at compile time (exact for -149 <= e <= 127).
+constexpr float pow2_float(int e) { return e >= 0 ? (e == 0 ? 1.f : 2.f * pow2_float(e - 1)) : 0.5f * pow2_float(e + 1); }
 
 // ---------------------------------------------------------------------------------------------------------- integers
 // Unsigned codes of kBits bits; the code offset (value = code - offset) and zero points are applied by the kernel.
@@ -26,6 +34,7 @@ template <class T, int kBits_> struct IntFamily {
   static constexpr int kBits = kBits_;
   static constexpr bool kIsInt = true;
   static constexpr int kExpAdjust = 0;
+  static constexpr float kGroupScaleToValue = 1.f;   // integer group scales are the scales
   // Magic trick: OR the code into the mantissa of kMagicValue (128.0 in bf16, 1024.0 in fp16).  Needs the code to fit
   // the mantissa; 8-bit codes in bf16 do not (128 + 255 is not a bf16 number) and take the two-magic route below,
   // which yields code - 128 directly (kRawBias = -128).
@@ -92,6 +101,8 @@ template <class T, int kExp, int kMan> struct FloatFamily {
   static constexpr bool kIsInt = false;
   static constexpr int kRawBias = 0;
   static constexpr int kExpAdjust = Traits::kExpBias - ((1 << (kExp - 1)) - 1);
+  // the exponent fold (top of this file): a group scale S' as stored times this is S * 2^-k
+  static constexpr float kGroupScaleToValue = pow2_float(-kExpAdjust);
   static constexpr uint32_t kEmMask = (((1u << (kExp + kMan)) - 1u) << (Traits::kMantBits - kMan)) * 0x00010001u;
 
   // 4-bit codes (e2m1 = FP4, e1m2, e3m0) have their own bit layout in the word (repack.py, _pack_float4_words):

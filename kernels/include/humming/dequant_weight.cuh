@@ -43,7 +43,7 @@ namespace humming {
 //   int,   integer zero : (R - Z) * S                    Z = kRawBias + offset + zero (gzero)
 //   int,   float zero   : (R - kRawBias) * S + Z         Z = -zero * scale (gzero)
 //   int,   symmetric    : (R - (kRawBias + kOffset)) [* S]
-//   float               : R * 2^kExpAdjust [* S]
+//   float               : R * S'  (S' = S * 2^(kExpAdjust - k): the exponent fold, dequant.cuh), or R * 2^kExpAdjust
 // Build one per thread (the two constant pairs live in registers) and call it per pair; the GEMM's compute_stage
 // performs exactly this sequence and can call it instead.
 template <class T, class Family, int kGroup, int kZeroMode, int kOffset> struct PairScaler {
@@ -70,9 +70,10 @@ template <class T, class Family, int kGroup, int kZeroMode, int kOffset> struct 
         if constexpr (Family::kRawBias + kOffset != 0) v = sub2(v, const_zero);
         if constexpr (kGroup != 0) v = mul2(v, s);
       }
+    } else if constexpr (kGroup != 0) {
+      v = mul2(v, s);
     } else {
       v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
-      if constexpr (kGroup != 0) v = mul2(v, s);
     }
     return v;
   }

@@ -519,7 +519,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // `math` (the caller clears it), ending with every copy landed and every MMA complete.  `first`: the block's first
   // segment (it waits for the previous PDL grid).  Split-K blocks run one segment, stream-K blocks one per tile their
   // unit range touches (each restarts the ring: at most a few per block).
-  auto run_segment = [&](const int m0, const int n_atom0, const int ka_begin, const int ka_end, const bool first) {
+  auto run_segment = [&](const int m0, const int n_atom0, const int ka_begin, const int ka_end,
+                         const bool first) __attribute__((always_inline)) {
     const int n0 = n_atom0 * 16;
     const int num_stages_total = ka_end > ka_begin ? ceil_div(ka_end - ka_begin, Cfg::kAtomsK) : 0;
     // ---------------------------------------------------------------------------------------- global -> shared

@@ -180,7 +180,7 @@ HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4]
     float sc[2], zc[2], nz[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      sc[h] = Cfg::kGroup != 0 ? to_float(ss[wi * kBN + row + 8 * h]) : 1.f;
+      sc[h] = Cfg::kGroup != 0 ? to_float(ss[wi * kBN + row + 8 * h]) * Family::kGroupScaleToValue : 1.f;
       zc[h] = !kXs ? 0.f
             : Cfg::kZeroMode == kIntZero ? to_float(sz[wi * kBN + row + 8 * h])
             : Cfg::kZeroMode == kFloatZero ? (float)Plan::FamilyC::kRawBias

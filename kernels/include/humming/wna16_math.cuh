@@ -359,7 +359,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
         float sc[2], zc[2], nz[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) : 1.f;
+          sc[h] = Cfg::kGroup != 0 ? to_float(ss[gi * kBN + row + 8 * h]) * Family::kGroupScaleToValue : 1.f;
           zc[h] = Cfg::kZeroInOperand ? 0.f
                 : Cfg::kZeroMode == kIntZero ? to_float(sz[gi * kBN + row + 8 * h])
                 : Cfg::kZeroMode == kFloatZero ? (float)Family::kRawBias
@@ -409,15 +409,10 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
           if constexpr (Family::kRawBias + Cfg::kOffset != 0) v = sub2(v, const_zero);
           if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
         }
+      } else if constexpr (Cfg::kGroup != 0) {
+        v = mul2(v, s_pair[h]);                                  // S' carries 2^kExpAdjust (dequant.cuh)
       } else {
-#ifdef HUMMING_DEBUG_FLOAT_FOLD_TIMING
-        // timing experiment only (WRONG values unless the scales carried 2^kExpAdjust): the group scale's multiply
-        // alone, as if the host had folded 2^kExpAdjust into the scale tensor
-        if constexpr (Cfg::kGroup == 0) v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
-#else
         v = mul2(v, pow2_pair<T, Family::kExpAdjust>());
-#endif
-        if constexpr (Cfg::kGroup != 0) v = mul2(v, s_pair[h]);
       }
       af[r] = as_u32(v);
     });
