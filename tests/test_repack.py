@@ -18,9 +18,11 @@ def test_round_trip(bits, shape):
     assert torch.equal(unrepack_codes(packed, bits, *shape), codes)
 
 
-def _lane_pair_code(packed, bits, ka, na, lane, q):
+def _lane_pair_code(packed, bits, ka, na, lane, q, float_codes=False):
     """Independent reading of layout.cuh: the two codes of pair q of `lane` in atom (ka, na)."""
     words = [int(w) & 0xFFFFFFFF for w in packed[ka, na].tolist()]
+    if float_codes and bits == 4:
+        return _float4_pair_bits(words[lane * 4 + q // 4], q % 4)
     lo = hi = 0
     if bits == 3:
         # fields: the lane's words are w0 w1 (first 64 words of the atom, two per lane), then w2 (one per lane)
@@ -41,11 +43,11 @@ def _lane_pair_code(packed, bits, ka, na, lane, q):
     return lo, hi
 
 
-@pytest.mark.parametrize("bits", [3, 4, 7, 8])
-def test_layout_matches_the_documented_fragment_order(bits):
+@pytest.mark.parametrize("bits,float_codes", [(3, False), (4, False), (7, False), (8, False), (4, True)])
+def test_layout_matches_the_documented_fragment_order(bits, float_codes):
     n, k = 32, 128
     codes = torch.randint(0, 1 << bits, (n, k), dtype=torch.int64).to(torch.uint8)
-    packed = repack_codes(codes, bits)
+    packed = repack_codes(codes, bits, float_codes=float_codes)
     for ka in range(k // 64):
         for na in range(n // 16):
             for lane in (0, 5, 31):
@@ -54,8 +56,8 @@ def test_layout_matches_the_documented_fragment_order(bits):
                     f, r = q // 4, q % 4
                     row = na * 16 + g + 8 * (r & 1)
                     col = ka * 64 + 16 * f + 2 * t + 8 * (r >> 1)
-                    assert _lane_pair_code(packed, bits, ka, na, lane, q) == (int(codes[row, col]),
-                                                                              int(codes[row, col + 1]))
+                    assert _lane_pair_code(packed, bits, ka, na, lane, q, float_codes) == (
+                        int(codes[row, col]), int(codes[row, col + 1]))
 
 
 def test_plane_split_matches_layout_cuh():
@@ -90,23 +92,6 @@ def _float4_pair_bits(word, j):
     """Independent reading of the 4-bit float layout: pair j's (low, high) codes in a 32-bit word."""
     em, sg = (0, 3, 6, 9)[j], (13, 12, 15, 14)[j]
     return tuple((((word >> (16 * h + em)) & 7) | (((word >> (16 * h + sg)) & 1) << 3)) for h in (0, 1))
-
-
-def test_float4_layout_matches_the_documented_fragment_order():
-    n, k = 32, 128
-    codes = torch.randint(0, 16, (n, k), dtype=torch.int64).to(torch.uint8)
-    packed = repack_codes(codes, 4, float_codes=True)
-    for ka in range(k // 64):
-        for na in range(n // 16):
-            words = [int(w) & 0xFFFFFFFF for w in packed[ka, na].tolist()]
-            for lane in (0, 5, 31):
-                g, t = lane // 4, lane % 4
-                for q in range(16):
-                    f, r = q // 4, q % 4
-                    row = na * 16 + g + 8 * (r & 1)
-                    col = ka * 64 + 16 * f + 2 * t + 8 * (r >> 1)
-                    assert _float4_pair_bits(words[lane * 4 + q // 4], q % 4) == (int(codes[row, col]),
-                                                                                  int(codes[row, col + 1]))
 
 
 def _kernel_float4_raw(word, j, mant_bits, man):
