@@ -125,3 +125,21 @@ def test_float4_kernel_decode_gives_every_code_value(name, act):
                 pair = torch.tensor([raw & 0xFFFF, raw >> 16], dtype=torch.int32).to(torch.int16).view(act)
                 got = pair.double() * 2.0 ** adj
                 assert got.tolist() == [table[lo].item(), table[hi].item()], (name, act, lo, hi, q)
+
+
+def test_float4_layout_constants_match_dequant_cuh():
+    """repack.py's F4_EM_START / F4_SIGN and FloatFamily's kF4EmStart / kF4Sign (dequant.cuh) are one layout."""
+    import re
+
+    from vllm_humming.jit.paths import include_dir
+    from vllm_humming.ops.repack import F4_EM_START, F4_SIGN
+
+    src = (include_dir() / "humming" / "dequant.cuh").read_text()
+
+    def table(name):
+        m = re.search(name + r"\[4\] = \{([^}]*)\}", src)
+        assert m, f"{name} not found in dequant.cuh"
+        return tuple(int(v) for v in m.group(1).split(","))
+
+    assert table("kF4EmStart") == F4_EM_START
+    assert table("kF4Sign") == F4_SIGN
