@@ -394,6 +394,54 @@ def test_plan_alternatives_of_the_256_token_tile(monkeypatch):
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc,n,k,m", [
+    ("w:uint4b8,s:g128:bfloat16", 20480, 1024, 400),    # 320 tiles on 132 SMs: 264 + 56 tiles x 2 splits
+    ("w:uint4b8,s:g128:bfloat16", 20456, 1000, 512),    # odd N, a K tail
+    ("w:uint4b8,s:g128:float16", 28672, 1024, 768),     # 672 tiles: 660 + 12 tiles x 4 splits
+    ("w:uint4,s:g128:bfloat16,zp:int", 20480, 2048, 450),
+    ("w:uint3b4,s:g128:bfloat16", 20480, 1024, 512),
+    ("mxfp4", 20480, 1024, 512),
+])
+def test_dp_tail_plan(desc, n, k, m, monkeypatch):
+    """Session 30 (heuristics.dp_tail_split): a 256-token split-K grid of 2+ waves whose last wave is at most half
+    full runs as two launches of its kernel -- the first row tiles in whole waves, the rest split along K (the second
+    launch's row tiles start past 0: kFlagRowTileShift; its workspace holds its own columns only).  vs the fp32
+    reference on a NaN-poisoned output, and vs the one-grid plan (HUMMING_DP_TAIL=0), both with bias."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    d = WeightDesc.parse(desc)
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, d, name="dp_tail",
+                         bias=torch.randn(n, device="cuda") * 0.1)
+    x = torch.randn(m, k, device="cuda", dtype=dtype)
+    ref = reference_gemm(x.float(), qw)
+    outs = {}
+    for tail in ("1", "0"):
+        monkeypatch.setenv("HUMMING_DP_TAIL", tail)
+        layer = GemmLayer(qw, None, dtype)
+        ys = []
+        for _ in range(2):      # the second call reuses the plan (and the tail's tickets, reset by the first)
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+            ys.append(layer(x, out=out))
+        torch.cuda.synchronize()
+        info = layer.plan_info[m]
+        assert ("tail" in info) == (tail == "1"), info
+        y = ys[0]
+        assert not torch.isnan(y).any()
+        assert torch.equal(ys[0], ys[1]), "two calls differ"
+        err = ((y.float() - ref).norm() / ref.norm()).item()
+        assert err < 1.2e-2, (tail, info, err)
+        outs[tail] = y.float()
+    monkeypatch.setenv("HUMMING_DP_TAIL", "1")
+    layer = GemmLayer(qw, None, dtype)
+    layer(x)
+    info = layer.plan_info[m]
+    head, tail_grid = info["grid"], info["tail"]["grid"]
+    assert head[2] == 1 and tail_grid[2] >= 2 and head[0] == tail_grid[0]
+    block_n = KernelChoice.parse(info["choice"]).block_n
+    assert head[1] * block_n < n <= (head[1] + tail_grid[1]) * block_n      # the two launches cover every row
+    assert ((outs["1"] - outs["0"]).norm() / outs["0"].norm()).item() < 4e-3
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 def test_forced_choice_too_big_for_shared_memory_is_refused():
     """A forced choice whose stages do not fit one block's shared memory for the layer's format: a clear error naming
     the layer and the choice, not a CUDA error at launch."""

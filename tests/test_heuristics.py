@@ -767,3 +767,38 @@ def test_wide_decode_blocks_balance_the_sms():
     assert choose_kernel("sm_90a", 1, 4, 32, k=4096, n=28672, sms=132, float_family=True).block_n != 224   # MXFP4
     assert choose_kernel("sm_80", 1, 4, 128, k=4096, n=28672, sms=108).block_n != 224        # sm_90a only
     assert KernelChoice.parse(wn14) in all_choices("sm_90a", 4, 128)
+
+
+def test_dp_tail_split_of_a_grid_with_a_thin_last_wave(monkeypatch):
+    """Session 30: a one-split grid of W >= 2 waves whose last wave is at most half full runs as the first row tiles in
+    whole waves plus the other row tiles split along K into one wave of blocks (GemmLayer._plan).  28672x4096 at
+    385-512 tokens (2 token tiles x 224 row tiles on 132 SMs, 3.39 waves) -> 198 row tiles (396 blocks, 3 waves) +
+    26 row tiles x 2 splits (104 blocks); 768 tokens (672 blocks, 5.09 waves) -> 220 + 4 row tiles x 4 splits."""
+    from vllm_humming.tuning.heuristics import DP_TAIL_MAX_SPLITS, dp_tail_applies, dp_tail_split, splits_of
+
+    assert dp_tail_split(2, 224, 132, 64, 2) == (198, 2)
+    assert dp_tail_split(3, 224, 132, 64, 2) == (220, 4)
+    assert dp_tail_split(2, 160, 132, 16, 2) == (132, 2)        # 320 blocks: 2 waves + 56 tiles
+    assert dp_tail_split(2, 224, 132, 2, 2) is None             # one stage of K: nothing to split
+    assert dp_tail_split(1, 100, 132, 64, 2) is None            # one wave
+    assert dp_tail_split(2, 132, 132, 64, 2) is None            # whole waves
+    assert dp_tail_split(4, 224, 132, 64, 2) is None            # 896 blocks: the tail fills 79 % of a wave
+    assert dp_tail_split(2, 144, 132, 64, 2) is None            # 288 blocks: a wave cliff (the stream-K twin's)
+    for m_tiles in range(1, 9):
+        for n_tiles in range(1, 700, 7):
+            for slots in (114, 132, 264):
+                got = dp_tail_split(m_tiles, n_tiles, slots, 64, 2)
+                if got is None:
+                    continue
+                head, splits = got
+                blocks = m_tiles * n_tiles
+                assert head * m_tiles <= blocks // slots * slots           # the head: whole waves at most
+                assert 2 <= splits <= DP_TAIL_MAX_SPLITS
+                assert (n_tiles - head) * m_tiles * splits <= slots       # the tail: one wave
+    assert splits_of(64, 2, 2) == (2, 32) and splits_of(64, 2, 3) == (3, 22) and splits_of(7, 2, 4) == (2, 4)
+    tile = KernelChoice.parse("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma")
+    assert dp_tail_applies(tile) and dp_tail_applies(KernelChoice.parse("bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma"))
+    assert not dp_tail_applies(KernelChoice.parse("bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma"))
+    assert not dp_tail_applies(KernelChoice.parse("bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma"))
+    monkeypatch.setenv("HUMMING_DP_TAIL", "0")
+    assert not dp_tail_applies(tile)

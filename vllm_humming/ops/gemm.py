@@ -26,8 +26,9 @@ from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
-                                 choose_splits, default_prefill_m, groups_per_stage, has_bulk, m_bucket,
-                                 M_BUCKETS, X16_MAX_M, plan_alternatives, plan_row_waves, split_grid_on_wave_cliff)
+                                 choose_splits, default_prefill_m, dp_tail_applies, dp_tail_split,
+                                 groups_per_stage, has_bulk, m_bucket, M_BUCKETS, X16_MAX_M, plan_alternatives,
+                                 plan_row_waves, split_grid_on_wave_cliff, splits_of)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -159,6 +160,34 @@ def _arg_types(choice: KernelChoice) -> tuple:
         return _ARG_TYPES + (map_arg_type(),)
     return _ARG_TYPES
 FLAG_REDUCERS_SHIFT = 4        # bits 4..7: blocks sharing a split-K tile's final sum
+FLAG_ROW_TILE_SHIFT = 8        # bits 8..: the launch's first weight-row tile (kFlagRowTileShift)
+
+
+class _Launches:
+    """The bound launches of one plan, called in order with the same (x, y) addresses: a split-K grid run as whole
+    waves plus a split tail (heuristics.dp_tail_split) is two launches of one kernel."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        self.parts = tuple(parts)
+
+    def __call__(self, xp: int, yp: int) -> None:
+        for part in self.parts:
+            part(xp, yp)
+
+
+class _MapSlots:
+    """The TMA map slots of a plan's launches, updated together when x moves."""
+
+    __slots__ = ("slots",)
+
+    def __init__(self, slots):
+        self.slots = tuple(slots)
+
+    def update(self, ptr: int) -> None:
+        for slot in self.slots:
+            slot.update(ptr)
 MAX_REDUCERS = 4               # kMaxReducers
 
 
@@ -642,12 +671,16 @@ class GemmLayer:
             alts = dict(self._alternatives(c))
             if "wide_rows" in alts:
                 # the 192-row sibling of a 128-row split-K tile where its waves cost less (heuristics.wide_rows_sibling)
+                # and it needs no more K splits than the base tile: a split's partials cost more than the model
+                # counts (6144x4096 M=512, int4: the base's one split 47.3 us vs the sibling's two 49.9,
+                # results/h200-2026-12-04-s30/a/sweep_m512_narrow.txt)
                 def row_waves(b_):
                     sp, per_ = choose_splits(b_.choice, self.n16, self.k64, m, self.info, b_.blocks_per_sm, self.fp.bits)
                     blocks = m_tiles * -(-self.n16 // b_.choice.block_n) * sp
-                    return plan_row_waves(blocks, self.info.sms * b_.blocks_per_sm, b_.choice.block_n, per_)
+                    return plan_row_waves(blocks, self.info.sms * b_.blocks_per_sm, b_.choice.block_n, per_), sp
                 wide = self._bucket(m_bucket(m), alt="wide_rows")
-                if row_waves(wide) < row_waves(bk):
+                (cost_w, splits_w), (cost_b, splits_b) = row_waves(wide), row_waves(bk)
+                if cost_w < cost_b and splits_w <= splits_b:
                     bk, alts = wide, {}
                     c = bk.choice
                     n_tiles = -(-self.n16 // c.block_n)
@@ -664,6 +697,7 @@ class GemmLayer:
                 c = bk.choice
             smem = bk.smem
             slots = self.info.sms * bk.blocks_per_sm
+            dp_tail = None
             if c.bulk or c.stream_k:
                 # persistent stream-K: one block per resident slot (at most one per stage of work); every split
                 # tile's contributors park fp32 partials in two workspace slots per block
@@ -672,7 +706,7 @@ class GemmLayer:
                 ws_numel = grid * 2 * c.bt * c.block_n
                 splits, per = grid, 0
                 launch_grid = (grid, 1, 1)
-                need_tickets = True
+                ws_tickets = True
             else:
                 if c.direct:
                     # the direct kernel's shared memory depends on the launch (range, stored rows): plan with the
@@ -699,46 +733,78 @@ class GemmLayer:
                     slots = self.info.sms * bps
                 else:
                     splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
-                # (a cluster launch sums its splits in distributed shared memory: no workspace, no tickets)
-                ws_numel = splits * m_tiles * c.bt * self.n16 if splits > 1 and not c.cluster else 0
+                    if splits == 1 and dp_tail_applies(c):
+                        # whole waves of tiles, then the last row tiles split along K (heuristics.dp_tail_split)
+                        dp_tail = dp_tail_split(m_tiles, n_tiles, slots, self.k64 // 64, c.atoms_k)
                 launch_grid = (m_tiles, n_tiles, splits)
+                # (a cluster launch sums its splits in distributed shared memory: no workspace, no tickets)
                 need_tickets = splits > 1 and not c.cluster
-            if need_tickets and m_tiles * n_tiles > self._tickets.numel():
+                ws_tickets = need_tickets or dp_tail is not None
+                # the split-K workspace holds the launch's own columns (splitk_epilogue): row tiles x block_n
+                ws_numel = splits * m_tiles * c.bt * n_tiles * c.block_n if need_tickets else 0
+            if ws_tickets and m_tiles * n_tiles > self._tickets.numel():
                 # grown counters: earlier plans (and captured graphs) keep pointing at the old ones, which stay alive
                 self._old_tickets.append(self._tickets)
                 self._tickets = torch.zeros(m_tiles * n_tiles, dtype=torch.int32, device=self.device)
-            ws = _workspace(self.device, ws_numel) if ws_numel else None
             # the layer's own tensors never move: their addresses are resolved once here, not per call
             ptr = lambda t: 0 if t is None else t.data_ptr()          # noqa: E731
             consts = (ptr(self.w), ptr(self.gscale), ptr(self.gzero), ptr(self.chscale), ptr(self.tscale),
                       ptr(self.bias))
-            tail = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
-            # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the stream
-            flags = 0
-            if not c.bulk and (c.direct or not c.wgmma) and not c.stream_k and \
-                    pdl_early_release(launch_grid[0] * launch_grid[1] * launch_grid[2], slots):
-                flags |= FLAG_PDL_EARLY_RELEASE
-            reducers = splitk_reducers(c, launch_grid[0] * launch_grid[1], launch_grid[2], slots)   # 1 unless split-K
-            flags |= reducers << FLAG_REDUCERS_SHIFT
-            values = (0,) + consts + (0,) + tail + (m, self.n, self.k8, self.n16, self.k64, per, flags)
-            x_map = None
-            if c.tma_x:
-                # the tensor map of x (by value after `flags`), rewritten in the bound launch's cell when x moves
-                from ..jit.tma import MAP_BYTES, TileMapEncoder, XMapSlot
 
-                values += (bytes(MAP_BYTES),)
-            bound = bk.launcher.bind(launch_grid, c.threads, smem, values, varying=(0, 7))
-            if c.tma_x:
-                x_map = XMapSlot(bound.arg_cells[len(_ARG_TYPES)], TileMapEncoder(self.dtype, c.bt), m, self.k8)
+            def bind(grid, per_, ws_numel_, row_tile0=0):
+                """One bound launch of the plan: (launch, TMA map slot or None, flags, reducers, workspace)."""
+                ws_ = _workspace(self.device, ws_numel_) if ws_numel_ else None
+                tail_args = (ptr(ws_), ptr(self._tickets) if ws_ is not None else 0)
+                # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the
+                # stream
+                flags_ = 0
+                if not c.bulk and (c.direct or not c.wgmma) and not c.stream_k and \
+                        pdl_early_release(grid[0] * grid[1] * grid[2], slots):
+                    flags_ |= FLAG_PDL_EARLY_RELEASE
+                reducers_ = splitk_reducers(c, grid[0] * grid[1], grid[2], slots)   # 1 unless split-K
+                flags_ |= reducers_ << FLAG_REDUCERS_SHIFT
+                flags_ |= row_tile0 << FLAG_ROW_TILE_SHIFT
+                values = (0,) + consts + (0,) + tail_args + (m, self.n, self.k8, self.n16, self.k64, per_, flags_)
+                if c.tma_x:
+                    # the tensor map of x (by value after `flags`), rewritten in the bound launch's cell when x moves
+                    from ..jit.tma import MAP_BYTES
+
+                    values += (bytes(MAP_BYTES),)
+                bound_ = bk.launcher.bind(grid, c.threads, smem, values, varying=(0, 7))
+                x_map_ = None
+                if c.tma_x:
+                    from ..jit.tma import TileMapEncoder, XMapSlot
+
+                    x_map_ = XMapSlot(bound_.arg_cells[len(_ARG_TYPES)], TileMapEncoder(self.dtype, c.bt), m, self.k8)
+                return bound_, x_map_, flags_, reducers_, ws_
+
+            if dp_tail is None:
+                bound, x_map, flags, reducers, ws = bind(launch_grid, per, ws_numel)
+                info_extra = {}
+            else:
+                head, tail_splits = dp_tail
+                tail_splits, tail_per = splits_of(self.k64 // 64, c.atoms_k, tail_splits)
+                tail_rows = n_tiles - head
+                b1, m1, flags, reducers, _ = bind((m_tiles, head, 1), per, 0)
+                launch_grid2 = (m_tiles, tail_rows, tail_splits)
+                b2, m2, flags2, reducers2, ws = bind(launch_grid2, tail_per,
+                                                     tail_splits * m_tiles * c.bt * tail_rows * c.block_n, head)
+                bound = _Launches((b1, b2))
+                x_map = _MapSlots((m1, m2)) if c.tma_x else None
+                info_extra = {"tail": {"grid": launch_grid2, "splits": tail_splits, "atoms_per_split": tail_per,
+                                       "flags": flags2, "reducers": reducers2}}
+                launch_grid = (m_tiles, head, 1)
             # (launch, x rows must be 16-byte aligned, workspace, tickets, TMA map slot or None)
             plan = (bound, c.bulk or c.tma_x, ws, self._tickets, x_map)
             self.plan_info[m] = {"choice": c.short(), "grid": launch_grid, "splits": splits, "atoms_per_split": per,
-                                 "smem": smem, "regs": bk.fn.num_regs, "flags": flags, "reducers": reducers}
+                                 "smem": smem, "regs": bk.fn.num_regs, "flags": flags, "reducers": reducers,
+                                 **info_extra}
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
                       f"{'stream-K' if c.bulk or c.stream_k else 'splits=' + str(splits)}"
                       f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}"
-                      f"{f' reducers={reducers}' if reducers > 1 else ''}")
+                      f"{f' reducers={reducers}' if reducers > 1 else ''}"
+                      f"{' + tail grid=' + str(info_extra['tail']['grid']) if info_extra else ''}")
             self._plans[m] = plan
         return plan
 

@@ -441,6 +441,50 @@ def split_grid_on_wave_cliff(blocks: int, slots: int) -> bool:
     return waves >= 2 and blocks < 0.8 * waves * slots
 
 
+# the most K splits dp_tail_split gives the tail launch (each split's partial tile is written and read back once)
+DP_TAIL_MAX_SPLITS = 4
+
+
+def splits_of(k_atoms: int, atoms_k: int, want: int) -> Tuple[int, int]:
+    """(splits, atoms per split) for about ``want`` K splits of k_atoms atoms in whole stages of atoms_k atoms (at most
+    one split per stage; the last split may come out short)."""
+    per = -(-k_atoms // min(want, max(1, k_atoms // atoms_k)))
+    per = -(-per // atoms_k) * atoms_k
+    return -(-k_atoms // per), per
+
+
+def dp_tail_applies(choice: "KernelChoice") -> bool:
+    """Whether a split-K grid of this choice may run as whole waves plus a split tail (dp_tail_split): the 256-token
+    cp.async wgmma tiles -- the family of wave_cliff_twin, where it was measured.  HUMMING_DP_TAIL=0 turns it off."""
+    if os.environ.get("HUMMING_DP_TAIL", "1").strip() == "0":
+        return False
+    return (choice.bt == 256 and choice.wgmma and choice.pipeline == "cp_async" and not choice.stream_k
+            and not choice.cluster)
+
+
+def dp_tail_split(m_tiles: int, n_tiles: int, slots: int, k_atoms: int, atoms_k: int) -> Optional[Tuple[int, int]]:
+    """Split a one-split grid of m_tiles x n_tiles tiles that takes W >= 2 waves of `slots` resident blocks and leaves
+    its last wave at most half full into two launches: the first ``head`` row tiles (every token tile of them: at
+    most W whole waves), then the other row tiles with their K range cut into ``splits`` (2..DP_TAIL_MAX_SPLITS,
+    at most one wave of blocks, whole stages of ``atoms_k`` atoms each).  Returns (head, splits) or None.
+
+    The last wave then runs 1 / splits of a tile per block instead of whole tiles on a few SMs.  Measured as two
+    layers back to back (int4 g128, 128-row x 256-token tiles, 28672x4096: 448 tiles on 132 SMs, 3.39 waves; head
+    25344 rows = 396 tiles, tail 3328 rows = 52 tiles x 2 splits): M=400 185.9 vs 195.1 us, M=512 183.4 vs 197.6
+    (results/h200-2026-12-04-s30/a/dp_tail_wide.txt).  A grid on a wave cliff (split_grid_on_wave_cliff) runs as its
+    stream-K twin instead; a grid whose tail fills more than half a wave gains nothing (one split)."""
+    blocks = m_tiles * n_tiles
+    waves = blocks // max(1, slots)
+    if waves < 2 or blocks % slots == 0 or split_grid_on_wave_cliff(blocks, slots):
+        return None
+    head = waves * slots // m_tiles
+    tail_tiles = (n_tiles - head) * m_tiles
+    splits = min(DP_TAIL_MAX_SPLITS, slots // max(1, tail_tiles), k_atoms // max(1, atoms_k))
+    if head < 1 or splits < 2:
+        return None
+    return head, splits
+
+
 def m_bucket(m: int) -> int:
     for b in M_BUCKETS:
         if m <= b:
@@ -1000,9 +1044,7 @@ def choose_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, 
         return choice.cluster, -(-per // choice.atoms_k) * choice.atoms_k
     forced = env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)   # experiments (tuning.sweep --splits): this many splits
     if forced:
-        per = -(-k_atoms // min(forced, max(1, k_atoms // choice.atoms_k)))
-        per = -(-per // choice.atoms_k) * choice.atoms_k
-        return -(-k_atoms // per), per
+        return splits_of(k_atoms, choice.atoms_k, forced)
     if choice.wgmma:
         # wgmma kernels hold 1-4 blocks per SM, so a layer with fewer tiles than slots (N = 4096 at any M, 6144 up to
         # M ~ 512) leaves SMs idle without splits.  Split as far as the slots hold every block at once (rounding up

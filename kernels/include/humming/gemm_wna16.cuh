@@ -80,10 +80,20 @@ constexpr int kFlagPdlEarlyRelease = 1;
 constexpr int kFlagReducersShift = 4;
 constexpr int kMaxReducers = 4;
 HUMMING_DEVICE int reducers_from_flags(int flags) { return (flags >> kFlagReducersShift) & 15; }
+//   bits kFlagRowTileShift..31: the first weight-row tile of this launch (kRowTiles kernels: the 256-token split-K
+//                         tiles): the grid's blockIdx.y counts row tiles from there.  A layer's plan may cover a grid
+//                         whose last wave would be mostly idle with two launches -- whole waves of tiles, then the
+//                         remaining row tiles split along K (heuristics.dp_tail_split) -- and the second one starts
+//                         past row 0.
+constexpr int kFlagRowTileShift = 8;
+HUMMING_DEVICE int row_tile0_from_flags(int flags) { return flags >> kFlagRowTileShift; }
 
 // The end of a (token tile, weight-row tile, K split) block of a grid = (token tiles, row tiles, splits), after the
 // intra-block K reduction (math warps wk == 0 hold the block's sums).  One split: write y.  Several: every split
-// writes fp32 partials to ws [splits][token tiles * kBT][N16]; the last block(s) of the tile to arrive (atomic ticket;
+// writes fp32 partials to ws [splits][token tiles * kBT][ws_cols] -- ws_cols = N16 (the layer's columns), or for
+// kernels that may launch over part of the rows (kRowTiles below) the launch's own: column n of y is column n - ws_nb
+// of the workspace, ws_nb = the launch's first row tile * kBN, so a launch over the last row tiles of a layer needs
+// no workspace for the others; the last block(s) of the tile to arrive (atomic ticket;
 // up to kMaxReducers share the sum, see below) sum them in split order -- deterministic -- run the epilogue and reset
 // the ticket, so the counters stay zero between calls and CUDA-graph replays need no memset.  Called by every thread
 // of the block.
@@ -129,17 +139,18 @@ __device__ __forceinline__ void write_y_from_tile(const float* tile, typename Cf
 // split order, then the epilogue into y.
 template <class Cfg>
 __device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws,
-                                                   size_t ws_rows, typename Cfg::T* __restrict__ y,
+                                                   size_t ws_rows, int ws_ld, int ws_nb,
+                                                   typename Cfg::T* __restrict__ y,
                                                    const float* __restrict__ chscale, const float* __restrict__ tscale,
-                                                   const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
-                                                   int m0, int n0) {
+                                                   const typename Cfg::T* __restrict__ bias, int M, int N, int m0,
+                                                   int n0) {
   constexpr int kBN = Cfg::kBN;
   for (int i = threadIdx.x; i < Cfg::kBT * kBN; i += blockDim.x) {
     const int mr = m0 + i / kBN;
     const int n = n0 + i % kBN;
     if (mr >= M || n >= N) continue;
     float sum = 0.f;
-    for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * N16 + n);
+    for (int s = 0; s < (int)gridDim.z; ++s) sum += __ldcg(ws + ((size_t)s * ws_rows + mr) * ws_ld + (n - ws_nb));
     y[(size_t)mr * N + n] = from_float<typename Cfg::T>(epilogue_value(sum, n, chscale, tscale, bias));
   }
 }
@@ -149,11 +160,14 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
                                                 float* __restrict__ ws, int* __restrict__ tickets,
                                                 const float* __restrict__ chscale, const float* __restrict__ tscale,
                                                 const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
-                                                int m0, int n0, float* tile = nullptr, int reducers = 1) {
+                                                int m0, int n0, float* tile = nullptr, int reducers = 1,
+                                                int ws_cols = 0, int ws_nb = 0) {
   using T = typename Cfg::T;
   constexpr int kBT = Cfg::kBT;
   constexpr int kBN = Cfg::kBN;
   const int split = blockIdx.z;
+  // the workspace's columns: ws_cols of them (0: N16, the whole layer), the first one column ws_nb of y
+  const int ws_ld = ws_cols > 0 ? ws_cols : N16;
   if constexpr (Cfg::kWgmma) {
     constexpr int kLd = EpilogueTile<Cfg>::kLd;
     constexpr int kVecsPerRow = kBN / 4;
@@ -173,7 +187,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
       for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
         const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
         if (n0 + c < N16)   // padding rows past M are never read back
-          __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * N16 + n0 + c),
+          __stcg(reinterpret_cast<float4*>(ws + ((size_t)split * ws_rows + m0 + r) * ws_ld + (n0 - ws_nb) + c),
                  *reinterpret_cast<const float4*>(tile + r * kLd + c));
       }
     };
@@ -190,7 +204,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   if (!Cfg::kWgmma && math.wk == 0) {
     math.for_each_output([&](int mr, int nr, float v) {
       const int n = n0 + nr, m = m0 + mr;           // padding rows are never read back
-      if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * N16 + n, v);
+      if (n < N16 && m < M) __stcg(ws + ((size_t)split * ws_rows + m) * ws_ld + (n - ws_nb), v);
     });
   }
   // One gpu-scope fence per block, not one per thread: the barrier orders every thread's partial stores before
@@ -224,7 +238,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
     // 8-token tiles (M <= 8): a handful of valid rows, one float per thread and the compiler's own unrolling of the
     // split loop measured best (M=1 on 6144x4096: 9.1 us at d530966 vs 10.2 us at d5f3e7b with the float4 batches
     // below, which also cost the decode kernel registers -- and blocks per SM -- its main loop needs).
-    splitk_sum8_into_y<Cfg>(ws, ws_rows, y, chscale, tscale, bias, M, N, N16, m0, n0);
+    splitk_sum8_into_y<Cfg>(ws, ws_rows, ws_ld, ws_nb, y, chscale, tscale, bias, M, N, m0, n0);
     if (threadIdx.x == 0) tickets[ticket_id] = 0;
     return;
   }
@@ -251,7 +265,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   }
   __syncthreads();
   if (share < 0) return;
-  // The reduction is latency-bound (one L2 round trip per load), so it reads float4s (4 channels; N16 rows keep them
+  // The reduction is latency-bound (one L2 round trip per load), so it reads float4s (4 channels; ws_ld rows keep them
   // aligned), spreads only the share's float4s of the tile's valid rows (M - m0 may be 1) over the threads, and keeps
   // kInFlight float4 loads per thread in flight: kChunk float4s of kSplitBatch splits at a time (kChunk sized for a
   // share of kMaxReducers).  (int offsets: splits only happen while the tiles do not fill the GPU, so M * N16 stays
@@ -268,13 +282,13 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
 #pragma unroll 1
   for (int base = v_lo; base < vecs; base += kChunk * kThreads) {
     float4 sum[kChunk];
-    int off[kChunk];          // float offset of the float4 in split 0, or -1 (past the share / N16)
+    int off[kChunk];          // workspace float offset of the float4 in split 0, or -1 (past the share / N16)
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) {
       const int v = base + j * kThreads + (int)threadIdx.x;
       const int mr = m0 + v / kVecsPerRow;
       const int n = n0 + (v % kVecsPerRow) * 4;
-      off[j] = (v < vecs && n < N16) ? (int)(mr * N16 + n) : -1;
+      off[j] = (v < vecs && n < N16) ? (int)(mr * ws_ld + (n - ws_nb)) : -1;
       sum[j] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
 #pragma unroll 1
@@ -282,7 +296,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
       float4 part[kSplitBatch][kChunk];
 #pragma unroll
       for (int u = 0; u < kSplitBatch; ++u) {
-        const float* src = ws + (size_t)(sp + u) * ws_rows * N16;
+        const float* src = ws + (size_t)(sp + u) * ws_rows * ws_ld;
 #pragma unroll
         for (int j = 0; j < kChunk; ++j)
           part[u][j] = (off[j] >= 0 && sp + u < splits) ? __ldcg(reinterpret_cast<const float4*>(src + off[j]))
@@ -298,7 +312,7 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) {
       if (off[j] < 0) continue;
-      const int mr = off[j] / N16, n = off[j] % N16;
+      const int mr = off[j] / ws_ld, n = off[j] % ws_ld + ws_nb;
       if constexpr (Cfg::kWgmma) {
         // back into the (now free) staged tile; one rolled loop below writes y
         *reinterpret_cast<float4*>(tile + (mr - m0) * EpilogueTile<Cfg>::kLd + (n - n0)) = sum[j];
@@ -408,7 +422,7 @@ __device__ __forceinline__ void cluster_splitk_epilogue(const Math& math, typena
 //   tscale   [1]   float32          per-tensor scale applied in the epilogue (or null)
 //   bias     [N]   T                (or null)
 //   y        [M, N]                 output (T)
-//   ws       [splits][m_tiles*kBT][N16] float32 split-K partials (null when gridDim.z == 1)
+//   ws       [splits][m_tiles*kBT][gridDim.y*kBN] float32 split-K partials (null when gridDim.z == 1)
 //   tickets  [m_tiles * n_tiles] int32, zero between calls (null when gridDim.z == 1)
 //   flags    kFlagPdlEarlyRelease, the split-K reducers (see the flag bits above write_y_from_tile)
 
@@ -786,8 +800,13 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   static_assert(kCluster == 0 || !kStreamK, "stream-K grids are persistent: no clusters");
   if constexpr (!kStreamK) {
     // ------------------------------------------------------------------------------------ split-K: one segment
+    // kRowTiles: the 256-token tiles, the kernels a layer's plan may launch as whole waves + a split tail (host:
+    // heuristics.dp_tail_applies); the row-tile offset and the launch-local workspace cost every other kernel
+    // registers it does not need (the 64-token wide tile's SASS changed with them), so they stay out of those.
+    constexpr bool kRowTiles = Cfg::kWgmma && kBT == 256 && kCluster == 0;
+    const int row_tile0 = kRowTiles ? row_tile0_from_flags(flags) : 0;
     const int m0 = blockIdx.x * kBT;              // first token of the block
-    const int n_atom0 = blockIdx.y * (kBN / 16);  // first atom row of the block
+    const int n_atom0 = (blockIdx.y + row_tile0) * (kBN / 16);  // first atom row of the block
     const int ka_begin = blockIdx.z * atoms_per_split;
     run_segment(m0, n_atom0, ka_begin, min(k_atoms, ka_begin + atoms_per_split), true);
     // every weight byte of this block is read: the next PDL launch may start prefetching its own
@@ -798,8 +817,10 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n_atom0 * 16,
                                              reinterpret_cast<float*>(smem));
     } else {
+      // (kRowTiles: the workspace holds this launch's row tiles only)
       splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n_atom0 * 16,
-                           reinterpret_cast<float*>(smem), reducers_from_flags(flags));
+                           reinterpret_cast<float*>(smem), reducers_from_flags(flags),
+                           kRowTiles ? (int)gridDim.y * kBN : 0, row_tile0 * kBN);
     }
   } else {
     // ------------------------------------------------------------------------------------ stream-K
