@@ -366,6 +366,24 @@ def test_float_decode_defaults(desc, m):
                 assert "direct" not in choice, (desc, n, k, m, choice)
 
 
+@pytest.mark.parametrize("m", [33, 40, 64])
+def test_nvfp4_33_to_64_token_defaults(m):
+    """Session 30: NVFP4 at 33-64 tokens takes 128-row two-atom tiles on wide layers and one-atom stages on narrow
+    K <= 4096 layers (heuristics.choose_kernel) -- through the layers' own plans on the bench shapes, odd N with a K
+    tail; vs the fp32 reference, output poisoned; the plan's choice asserted on sm_90a."""
+    desc = "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32"
+    for n, k in [(28672, 4096), (28600, 1088), (6144, 4096), (6150, 2112), (4096, 14336)]:
+        _check_default_choice(desc, n, k, m, "nvfp4_m64")
+    if _wgmma_ok():
+        for n, k, want in [(28672, 4096, "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"),
+                           (6144, 4096, "bt64_wn8_tm1_wk1_ak1_s4_tma_wgmma"),
+                           (4096, 14336, "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma")]:
+            layer = GemmLayer(quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc),
+                                              name="nvfp4_m64_plan"), None, torch.bfloat16)
+            layer(torch.randn(m, k, device="cuda", dtype=torch.bfloat16))
+            assert layer.plan_info[m]["choice"] == want, (n, k, m, layer.plan_info[m])
+
+
 def _wgmma_ok():
     return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
 

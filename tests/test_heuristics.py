@@ -169,6 +169,27 @@ def test_float_decode_rules():
         assert {pair, m16} <= every and (rows224 in every) == bool(group)
 
 
+def test_nvfp4_rules_at_33_to_64_tokens():
+    """Session 30 (sm_90a): NVFP4 (4-bit floats with 16-column groups) at 33-64 tokens takes 128-row tiles of two-atom
+    stages on wide layers and one-atom stages on narrow K <= 4096 layers; K > 4096 layers, MXFP4 and int4 keep
+    their tiles; every new pick is in all_choices (CI compiles it)."""
+    from vllm_humming.tuning.heuristics import all_choices, choose_kernel
+
+    def pick(m, bits, group, n, k, fam=True):
+        return choose_kernel("sm_90a", m, bits, group, False, 132, k=k, n=n, float_family=fam).short()
+
+    wide, narrow = "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma", "bt64_wn8_tm1_wk1_ak1_s4_tma_wgmma"
+    for m in (33, 48, 64):
+        assert pick(m, 4, 16, 28672, 4096) == wide and pick(m, 4, 16, 6144, 4096) == narrow
+        assert pick(m, 4, 16, 4096, 14336) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"
+        assert pick(m, 4, 32, 28672, 4096) == pick(m, 4, 128, 28672, 4096, fam=False) == \
+            "bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma"                                          # MXFP4, int4: unchanged
+        assert pick(m, 4, 32, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"
+    assert pick(65, 4, 16, 6144, 4096) != narrow and pick(32, 4, 16, 6144, 4096) != narrow
+    every = {c.short() for c in all_choices("sm_90a", 4, 16, float_family=True)}
+    assert {wide, narrow} <= every
+
+
 def test_float_zero_points_take_the_tma_two_atom_tile():
     """Codes of <= 4 bits with float zero points and groups of < 128 columns, 257-384 tokens (385-512: the 256-token
     tile, like every code of <= 4 bits).  Session 27

@@ -826,6 +826,13 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
             # (int8: 16.1 / 45.8 / 25.7 vs 16.8 / 48.7 / 26.4, c_sweep_m64_i8.txt).
             tma = bits <= 4 or bucket <= 64
             if bucket <= 64:
+                if float_family and bits == 4 and group == 16 and (n >= WIDE_N or 0 < k <= 4096):
+                    # NVFP4 (16-column e4m3 group scales: four scale rows per atom), 33-64 tokens: 128-row tiles on
+                    # wide layers, one-atom stages on narrow K <= 4096 layers.  Same run, us, M = 48 / 64 (session
+                    # 30, results/h200-2026-12-04-s30/b/sweep_m64_nvfp4.txt): 28672x4096 40.2 / 41.4 vs 42.6 / 44.0
+                    # for the 256-row tile below, 6144x4096 14.2 / 15.8 vs 14.5 / 16.7 for two-atom stages;
+                    # 4096x14336 keeps the two-atom tile (21.9 / 22.5 vs 23.8 / 24.6)
+                    cands.append(KernelChoice(64, 8, 1, 1, 2 if n >= WIDE_N else 1, 4, mma="wgmma", tma_x=True))
                 # codes of <= 4 bits: two atoms per stage (session 15 for int4, session 16 for int3 / MXFP4, below)
                 two_atoms = bits <= 4
                 if n >= WIDE_N:
