@@ -15,9 +15,9 @@ from vllm_humming.reference import quantize_weight
 from vllm_humming.tuning.sweep import time_graph
 
 
-def layers_of(n, k, desc, copies):
+def layers_of(n, k, desc, copies, choices=None):
     qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc)
-    base = GemmLayer(qw, None, torch.bfloat16)
+    base = GemmLayer(qw, None, torch.bfloat16, choices=choices)
     return [base] + [base.clone() for _ in range(copies - 1)]
 
 
@@ -29,16 +29,28 @@ def main():
     ap.add_argument("--ms", default="448,512")
     ap.add_argument("--head-rows", type=int, default=25344)
     ap.add_argument("--tail-splits", default="1,2,3")
+    ap.add_argument("--choice", default="", help="a kernel choice (short name) forced for every M's bucket")
+    ap.add_argument("--whole-plan", default="1", help="HUMMING_DP_TAIL for the whole layer (0: one grid)")
     a = ap.parse_args()
+    os.environ["HUMMING_DP_TAIL"] = "0"       # the head and tail layers are timed as single grids
     desc = WeightDesc.parse(a.desc)
+    ms = [int(v) for v in a.ms.split(",")]
+    choices = None
+    if a.choice:
+        from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
+        choices = {m_bucket(m): KernelChoice.parse(a.choice) for m in ms}
     copies = max(1, -(-(512 << 20) // (a.n * a.k // 2)))
-    full = layers_of(a.n, a.k, desc, copies)
-    head = layers_of(a.head_rows, a.k, desc, copies)
+    full = layers_of(a.n, a.k, desc, copies, choices)
+    head = layers_of(a.head_rows, a.k, desc, copies, choices)
     tails = {}
     for s in a.tail_splits.split(","):
-        tails[s] = layers_of(a.n - a.head_rows, a.k, desc, copies)
-    for m in (int(v) for v in a.ms.split(",")):
+        tails[s] = layers_of(a.n - a.head_rows, a.k, desc, copies, choices)
+    for m in ms:
         x = torch.randn(m, a.k, device="cuda", dtype=torch.bfloat16)
+        os.environ["HUMMING_DP_TAIL"] = a.whole_plan
+        for L in full:
+            L(x)                           # plans M (with or without the split tail)
+        os.environ["HUMMING_DP_TAIL"] = "0"
         t_full = time_graph([lambda L=L: L(x) for L in full])
         t_head = time_graph([lambda L=L: L(x) for L in head])
         line = [f"{a.n}x{a.k} M={m}: whole {t_full:.1f} {full[0].plan_info.get(m, {}).get('grid')} | head "
