@@ -460,6 +460,46 @@ def test_dp_tail_plan(desc, n, k, m, monkeypatch):
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("desc,n,k,m", [
+    ("w:uint4b8,s:g128:bfloat16", 28672, 1024, 256),    # 132 sibling tiles (25344 rows) + 26 tiles x 4 splits
+    ("w:uint4b8,s:g128:bfloat16", 28600, 1000, 200),    # odd N, a K tail
+    ("w:uint4,s:g64:float16,zp:int", 28672, 2048, 150),
+    ("mxfp4", 28672, 1024, 256),
+])
+def test_sibling_head_plan(desc, n, k, m, monkeypatch):
+    """Session 30 (heuristics.sibling_head_split): the wide layer at 129-256 tokens runs the 192-row sibling over its
+    first 25344 rows (one wave) and the 128-row tile over the rest, K split in 4 (row tiles counted from 198) -- two
+    kernels, two launches.  vs the fp32 reference on NaN-poisoned outputs with bias, two calls bit-identical, and vs
+    the one-grid plan (HUMMING_DP_TAIL=0)."""
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the split is sized for 132 SMs (H100 SXM / H200)")
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="sibling_head",
+                         bias=torch.randn(n, device="cuda") * 0.1)
+    x = torch.randn(m, k, device="cuda", dtype=dtype)
+    ref = reference_gemm(x.float(), qw)
+    outs = {}
+    for tail in ("1", "0"):
+        monkeypatch.setenv("HUMMING_DP_TAIL", tail)
+        layer = GemmLayer(qw, None, dtype)
+        ys = [layer(x, out=torch.full((m, n), float("nan"), device="cuda", dtype=dtype)) for _ in range(2)]
+        torch.cuda.synchronize()
+        info = layer.plan_info[m]
+        if tail == "1":
+            assert info["choice"] == "bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma" and info["grid"] == (1, 132, 1), info
+            assert info["tail"]["choice"] == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", info
+            assert info["tail"]["grid"][1] == -(-n // 128) - 198 and info["tail"]["splits"] >= 2, info
+        else:
+            assert "tail" not in info, info
+        assert not torch.isnan(ys[0]).any()
+        assert torch.equal(ys[0], ys[1]), "two calls differ"
+        err = ((ys[0].float() - ref).norm() / ref.norm()).item()
+        assert err < 1.2e-2, (tail, info, err)
+        outs[tail] = ys[0].float()
+    assert ((outs["1"] - outs["0"]).norm() / outs["0"].norm()).item() < 4e-3
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 def test_forced_choice_too_big_for_shared_memory_is_refused():
     """A forced choice whose stages do not fit one block's shared memory for the layer's format: a clear error naming
     the layer and the choice, not a CUDA error at launch."""

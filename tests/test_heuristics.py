@@ -823,3 +823,27 @@ def test_dp_tail_split_of_a_grid_with_a_thin_last_wave(monkeypatch):
     assert not dp_tail_applies(KernelChoice.parse("bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma"))
     monkeypatch.setenv("HUMMING_DP_TAIL", "0")
     assert not dp_tail_applies(tile)
+
+
+def test_sibling_head_split_of_the_wide_layer_at_129_to_256_tokens():
+    """Session 30: where dp_tail_split finds nothing, whole waves of the 192-row sibling's tiles before the split tail
+    -- 28672 rows at 129-256 tokens on 132 SMs: 132 sibling tiles (25344 rows, one wave) + 26 base tiles x 4 splits
+    instead of 224 base tiles in 1.7 waves.  The head ends on a base-tile boundary; layers whose base grid fits one
+    wave, or whose sibling grid does not fill one, keep one grid."""
+    from vllm_humming.tuning.heuristics import sibling_head_split
+
+    assert sibling_head_split(1, 28672, 128, 192, 132, 132, 64, 2) == (132, 4)
+    assert sibling_head_split(1, 28608, 128, 192, 132, 132, 16, 2) == (132, 4)     # odd N (28600), a K tail
+    assert sibling_head_split(1, 28672, 128, 192, 132, 132, 4, 2) is None          # two splits: 1.5 + 0.6 >= 2 waves
+    assert sibling_head_split(1, 16400, 128, 192, 132, 132, 64, 2) is None         # 129 base tiles: one wave
+    assert sibling_head_split(1, 20480, 128, 192, 132, 132, 64, 2) is None         # 107 sibling tiles: no wave
+    assert sibling_head_split(1, 28672, 128, 192, 132, 132, 2, 2) is None          # one stage of K
+    for n16 in range(16, 80000, 304):
+        for m_tiles in (1, 2, 3):
+            got = sibling_head_split(m_tiles, n16, 128, 192, 132, 132, 64, 2)
+            if got is None:
+                continue
+            head, splits = got
+            assert head * 192 % 128 == 0 and 0 < head * 192 < n16
+            assert m_tiles * head <= (m_tiles * -(-n16 // 192)) // 132 * 132
+            assert m_tiles * -(-(n16 - head * 192) // 128) * splits <= 132

@@ -28,7 +28,7 @@ from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
                                  choose_splits, default_prefill_m, dp_tail_applies, dp_tail_split,
                                  groups_per_stage, has_bulk, m_bucket, M_BUCKETS, X16_MAX_M, plan_alternatives,
-                                 plan_row_waves, split_grid_on_wave_cliff, splits_of)
+                                 plan_row_waves, sibling_head_split, split_grid_on_wave_cliff, splits_of)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -698,6 +698,7 @@ class GemmLayer:
             smem = bk.smem
             slots = self.info.sms * bk.blocks_per_sm
             dp_tail = None
+            head_bk = bk         # the kernel of a split plan's head launch (the sibling's, or the bucket's own)
             if c.bulk or c.stream_k:
                 # persistent stream-K: one block per resident slot (at most one per stage of work); every split
                 # tile's contributors park fp32 partials in two workspace slots per block
@@ -736,6 +737,16 @@ class GemmLayer:
                     if splits == 1 and dp_tail_applies(c):
                         # whole waves of tiles, then the last row tiles split along K (heuristics.dp_tail_split)
                         dp_tail = dp_tail_split(m_tiles, n_tiles, slots, self.k64 // 64, c.atoms_k)
+                        if dp_tail is None and "wide_rows" in alts:
+                            # or whole waves of the 192-row sibling's tiles before the split tail
+                            # (heuristics.sibling_head_split)
+                            wide = self._bucket(m_bucket(m), alt="wide_rows")
+                            if dp_tail_applies(wide.choice):
+                                sh = sibling_head_split(m_tiles, self.n16, c.block_n, wide.choice.block_n, slots,
+                                                        self.info.sms * wide.blocks_per_sm, self.k64 // 64,
+                                                        c.atoms_k)
+                                if sh is not None:
+                                    head_bk, dp_tail = wide, sh
                 launch_grid = (m_tiles, n_tiles, splits)
                 # (a cluster launch sums its splits in distributed shared memory: no workspace, no tickets)
                 need_tickets = splits > 1 and not c.cluster
@@ -751,53 +762,63 @@ class GemmLayer:
             consts = (ptr(self.w), ptr(self.gscale), ptr(self.gzero), ptr(self.chscale), ptr(self.tscale),
                       ptr(self.bias))
 
-            def bind(grid, per_, ws_numel_, row_tile0=0):
-                """One bound launch of the plan: (launch, TMA map slot or None, flags, reducers, workspace)."""
+            def bind(grid, per_, ws_numel_, row_tile0=0, bk_=bk):
+                """One bound launch of the plan (bucket bk_'s kernel): (launch, TMA map slot or None, flags, reducers,
+                workspace)."""
+                c_ = bk_.choice
                 ws_ = _workspace(self.device, ws_numel_) if ws_numel_ else None
                 tail_args = (ptr(ws_), ptr(self._tickets) if ws_ is not None else 0)
                 # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the
                 # stream
                 flags_ = 0
-                if not c.bulk and (c.direct or not c.wgmma) and not c.stream_k and \
+                if not c_.bulk and (c_.direct or not c_.wgmma) and not c_.stream_k and \
                         pdl_early_release(grid[0] * grid[1] * grid[2], slots):
                     flags_ |= FLAG_PDL_EARLY_RELEASE
-                reducers_ = splitk_reducers(c, grid[0] * grid[1], grid[2], slots)   # 1 unless split-K
+                reducers_ = splitk_reducers(c_, grid[0] * grid[1], grid[2], slots)   # 1 unless split-K
                 flags_ |= reducers_ << FLAG_REDUCERS_SHIFT
                 flags_ |= row_tile0 << FLAG_ROW_TILE_SHIFT
                 values = (0,) + consts + (0,) + tail_args + (m, self.n, self.k8, self.n16, self.k64, per_, flags_)
-                if c.tma_x:
+                if c_.tma_x:
                     # the tensor map of x (by value after `flags`), rewritten in the bound launch's cell when x moves
                     from ..jit.tma import MAP_BYTES
 
                     values += (bytes(MAP_BYTES),)
-                bound_ = bk.launcher.bind(grid, c.threads, smem, values, varying=(0, 7))
+                bound_ = bk_.launcher.bind(grid, c_.threads, smem if bk_ is bk else bk_.smem, values, varying=(0, 7))
                 x_map_ = None
-                if c.tma_x:
+                if c_.tma_x:
                     from ..jit.tma import TileMapEncoder, XMapSlot
 
-                    x_map_ = XMapSlot(bound_.arg_cells[len(_ARG_TYPES)], TileMapEncoder(self.dtype, c.bt), m, self.k8)
+                    x_map_ = XMapSlot(bound_.arg_cells[len(_ARG_TYPES)], TileMapEncoder(self.dtype, c_.bt), m,
+                                      self.k8)
                 return bound_, x_map_, flags_, reducers_, ws_
 
+            bk_info = bk
             if dp_tail is None:
                 bound, x_map, flags, reducers, ws = bind(launch_grid, per, ws_numel)
                 info_extra = {}
             else:
+                # head: `head` row tiles of head_bk's kernel (the bucket's own, or its 192-row sibling), one split;
+                # tail: the bucket's kernel over the rest, from row tile `first` (in its own tiles), split along K
                 head, tail_splits = dp_tail
+                head_c = head_bk.choice
+                first = head * head_c.block_n // c.block_n
                 tail_splits, tail_per = splits_of(self.k64 // 64, c.atoms_k, tail_splits)
-                tail_rows = n_tiles - head
-                b1, m1, flags, reducers, _ = bind((m_tiles, head, 1), per, 0)
+                tail_rows = n_tiles - first
+                b1, m1, flags, reducers, _ = bind((m_tiles, head, 1), -(-self.k64 // 64), 0, bk_=head_bk)
                 launch_grid2 = (m_tiles, tail_rows, tail_splits)
                 b2, m2, flags2, reducers2, ws = bind(launch_grid2, tail_per,
-                                                     tail_splits * m_tiles * c.bt * tail_rows * c.block_n, head)
+                                                     tail_splits * m_tiles * c.bt * tail_rows * c.block_n, first)
                 bound = _Launches((b1, b2))
                 x_map = _MapSlots((m1, m2)) if c.tma_x else None
-                info_extra = {"tail": {"grid": launch_grid2, "splits": tail_splits, "atoms_per_split": tail_per,
-                                       "flags": flags2, "reducers": reducers2}}
+                info_extra = {"tail": {"choice": c.short(), "grid": launch_grid2, "splits": tail_splits,
+                                       "atoms_per_split": tail_per, "flags": flags2, "reducers": reducers2}}
                 launch_grid = (m_tiles, head, 1)
+                c, smem = head_c, head_bk.smem if head_bk is not bk else smem   # plan_info names the head's kernel
+                bk_info = head_bk
             # (launch, x rows must be 16-byte aligned, workspace, tickets, TMA map slot or None)
             plan = (bound, c.bulk or c.tma_x, ws, self._tickets, x_map)
             self.plan_info[m] = {"choice": c.short(), "grid": launch_grid, "splits": splits, "atoms_per_split": per,
-                                 "smem": smem, "regs": bk.fn.num_regs, "flags": flags, "reducers": reducers,
+                                 "smem": smem, "regs": bk_info.fn.num_regs, "flags": flags, "reducers": reducers,
                                  **info_extra}
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "

@@ -485,6 +485,37 @@ def dp_tail_split(m_tiles: int, n_tiles: int, slots: int, k_atoms: int, atoms_k:
     return head, splits
 
 
+def sibling_head_split(m_tiles: int, n16: int, base_rows: int, head_rows: int, base_slots: int, head_slots: int,
+                       k_atoms: int, atoms_k: int) -> Optional[Tuple[int, int]]:
+    """Where dp_tail_split finds nothing, a split tail behind whole waves of the wide-rows sibling's tiles: the first
+    ``head`` row tiles of ``head_rows`` rows (every token tile of them, whole waves of the sibling's slots), then the
+    remaining rows as base tiles of ``base_rows`` rows with K cut into ``splits`` (one wave).  Returns (head, splits)
+    where that costs less than the base tile's one grid -- counted in base-tile waves: a sibling wave head_rows /
+    base_rows, the tail 1 / splits + 0.1 -- else None.  The head must end on a base-tile boundary (the tail launch
+    counts its row tiles from there).
+
+    The wide layer at 129-256 tokens: 224 base tiles on 132 SMs are 1.7 waves (no cliff, and too many left over for
+    dp_tail_split); 132 sibling tiles of 192 rows are one wave over 25344 rows, the last 3328 rows 26 base tiles x 4
+    splits.  Measured as two layers back to back (the tail on the narrow layers' tile): 28672x4096 M = 200 / 256
+    89.4 / 93.9 vs 96.3 / 97.8 us (results/h200-2026-12-04-s30/e/dp_tail_default.txt)."""
+    base_tiles = m_tiles * -(-n16 // base_rows)
+    base_waves = -(-base_tiles // max(1, base_slots))
+    waves = m_tiles * -(-n16 // head_rows) // max(1, head_slots)
+    if waves < 1:
+        return None
+    head = waves * head_slots // m_tiles
+    while head > 0 and (head * head_rows) % base_rows:
+        head -= 1
+    if head <= 0 or head * head_rows >= n16:
+        return None
+    tail_tiles = m_tiles * -(-(n16 - head * head_rows) // base_rows)
+    splits = min(DP_TAIL_MAX_SPLITS, base_slots // max(1, tail_tiles), k_atoms // max(1, atoms_k))
+    if splits < 2:
+        return None
+    cost = -(-(m_tiles * head) // head_slots) * head_rows / base_rows + 1.0 / splits + 0.1
+    return (head, splits) if cost < base_waves else None
+
+
 def m_bucket(m: int) -> int:
     for b in M_BUCKETS:
         if m <= b:
