@@ -411,6 +411,32 @@ def test_plan_alternatives_of_the_256_token_tile(monkeypatch):
         assert KernelChoice.parse(want) in {KernelChoice.parse(s.config["choice"]) for s in layer.specs()}
 
 
+def _split_plan_outputs(desc, n, k, m, monkeypatch, name):
+    """A layer (bias on) at M = m under the split plans (HUMMING_DP_TAIL=1) and the one grid (0): for each, the plan
+    info and the output -- vs the fp32 reference on NaN-poisoned outputs, two calls bit-identical (the second reuses
+    the plan, and the tail's tickets the first reset); the two plans' outputs agree."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name=name,
+                         bias=torch.randn(n, device="cuda") * 0.1)
+    x = torch.randn(m, k, device="cuda", dtype=dtype)
+    ref = reference_gemm(x.float(), qw)
+    outs, infos = {}, {}
+    for tail in ("1", "0"):
+        monkeypatch.setenv("HUMMING_DP_TAIL", tail)
+        layer = GemmLayer(qw, None, dtype)
+        ys = [layer(x, out=torch.full((m, n), float("nan"), device="cuda", dtype=dtype)) for _ in range(2)]
+        torch.cuda.synchronize()
+        infos[tail] = info = layer.plan_info[m]
+        assert ("tail" in info) == (tail == "1"), info
+        assert not torch.isnan(ys[0]).any()
+        assert torch.equal(ys[0], ys[1]), "two calls differ"
+        err = ((ys[0].float() - ref).norm() / ref.norm()).item()
+        assert err < 1.2e-2, (tail, info, err)
+        outs[tail] = ys[0].float()
+    assert ((outs["1"] - outs["0"]).norm() / outs["0"].norm()).item() < 4e-3
+    return infos["1"]
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("desc,n,k,m", [
     ("w:uint4b8,s:g128:bfloat16", 20480, 1024, 400),    # 320 tiles on 132 SMs: 264 + 56 tiles x 2 splits
@@ -425,38 +451,11 @@ def test_dp_tail_plan(desc, n, k, m, monkeypatch):
     full runs as two launches of its kernel -- the first row tiles in whole waves, the rest split along K (the second
     launch's row tiles start past 0: kFlagRowTileShift; its workspace holds its own columns only).  vs the fp32
     reference on a NaN-poisoned output, and vs the one-grid plan (HUMMING_DP_TAIL=0), both with bias."""
-    dtype = torch.float16 if "float16" in desc else torch.bfloat16
-    d = WeightDesc.parse(desc)
-    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, d, name="dp_tail",
-                         bias=torch.randn(n, device="cuda") * 0.1)
-    x = torch.randn(m, k, device="cuda", dtype=dtype)
-    ref = reference_gemm(x.float(), qw)
-    outs = {}
-    for tail in ("1", "0"):
-        monkeypatch.setenv("HUMMING_DP_TAIL", tail)
-        layer = GemmLayer(qw, None, dtype)
-        ys = []
-        for _ in range(2):      # the second call reuses the plan (and the tail's tickets, reset by the first)
-            out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-            ys.append(layer(x, out=out))
-        torch.cuda.synchronize()
-        info = layer.plan_info[m]
-        assert ("tail" in info) == (tail == "1"), info
-        y = ys[0]
-        assert not torch.isnan(y).any()
-        assert torch.equal(ys[0], ys[1]), "two calls differ"
-        err = ((y.float() - ref).norm() / ref.norm()).item()
-        assert err < 1.2e-2, (tail, info, err)
-        outs[tail] = y.float()
-    monkeypatch.setenv("HUMMING_DP_TAIL", "1")
-    layer = GemmLayer(qw, None, dtype)
-    layer(x)
-    info = layer.plan_info[m]
+    info = _split_plan_outputs(desc, n, k, m, monkeypatch, "dp_tail")
     head, tail_grid = info["grid"], info["tail"]["grid"]
     assert head[2] == 1 and tail_grid[2] >= 2 and head[0] == tail_grid[0]
     block_n = KernelChoice.parse(info["choice"]).block_n
     assert head[1] * block_n < n <= (head[1] + tail_grid[1]) * block_n      # the two launches cover every row
-    assert ((outs["1"] - outs["0"]).norm() / outs["0"].norm()).item() < 4e-3
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
@@ -473,30 +472,10 @@ def test_sibling_head_plan(desc, n, k, m, monkeypatch):
     the one-grid plan (HUMMING_DP_TAIL=0)."""
     if torch.cuda.get_device_properties(0).multi_processor_count != 132:
         pytest.skip("the split is sized for 132 SMs (H100 SXM / H200)")
-    dtype = torch.float16 if "float16" in desc else torch.bfloat16
-    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="sibling_head",
-                         bias=torch.randn(n, device="cuda") * 0.1)
-    x = torch.randn(m, k, device="cuda", dtype=dtype)
-    ref = reference_gemm(x.float(), qw)
-    outs = {}
-    for tail in ("1", "0"):
-        monkeypatch.setenv("HUMMING_DP_TAIL", tail)
-        layer = GemmLayer(qw, None, dtype)
-        ys = [layer(x, out=torch.full((m, n), float("nan"), device="cuda", dtype=dtype)) for _ in range(2)]
-        torch.cuda.synchronize()
-        info = layer.plan_info[m]
-        if tail == "1":
-            assert info["choice"] == "bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma" and info["grid"] == (1, 132, 1), info
-            assert info["tail"]["choice"] == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", info
-            assert info["tail"]["grid"][1] == -(-n // 128) - 198 and info["tail"]["splits"] >= 2, info
-        else:
-            assert "tail" not in info, info
-        assert not torch.isnan(ys[0]).any()
-        assert torch.equal(ys[0], ys[1]), "two calls differ"
-        err = ((ys[0].float() - ref).norm() / ref.norm()).item()
-        assert err < 1.2e-2, (tail, info, err)
-        outs[tail] = ys[0].float()
-    assert ((outs["1"] - outs["0"]).norm() / outs["0"].norm()).item() < 4e-3
+    info = _split_plan_outputs(desc, n, k, m, monkeypatch, "sibling_head")
+    assert info["choice"] == "bt256_wn12_tm1_wk1_ak1_s5_tma_wgmma" and info["grid"] == (1, 132, 1), info
+    assert info["tail"]["choice"] == "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", info
+    assert info["tail"]["grid"][1] == -(-n // 128) - 198 and info["tail"]["splits"] >= 2, info
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
