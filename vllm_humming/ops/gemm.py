@@ -821,11 +821,14 @@ class GemmLayer:
                                  "smem": smem, "regs": bk_info.fn.num_regs, "flags": flags, "reducers": reducers,
                                  **info_extra}
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
+                tail_txt = ""
+                if info_extra:
+                    t = info_extra["tail"]
+                    tail_txt = f" + tail {t['choice']} grid={t['grid']} splits={t['splits']}"
                 print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
                       f"{'stream-K' if c.bulk or c.stream_k else 'splits=' + str(splits)}"
                       f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}"
-                      f"{f' reducers={reducers}' if reducers > 1 else ''}"
-                      f"{' + tail grid=' + str(info_extra['tail']['grid']) if info_extra else ''}")
+                      f"{f' reducers={reducers}' if reducers > 1 else ''}{tail_txt}")
             self._plans[m] = plan
         return plan
 
