@@ -823,6 +823,9 @@ def test_dp_tail_split_of_a_grid_with_a_thin_last_wave(monkeypatch):
     assert not dp_tail_applies(KernelChoice.parse("bt128_wn8_tm1_wk1_ak2_s4_tma_wgmma"))
     monkeypatch.setenv("HUMMING_DP_TAIL", "0")
     assert not dp_tail_applies(tile)
+    monkeypatch.setenv("HUMMING_DP_TAIL", "yes")
+    with pytest.raises(ValueError, match="HUMMING_DP_TAIL must be 0 .* or 1 .*got 'yes'"):
+        dp_tail_applies(tile)
 
 
 def test_sibling_head_split_of_the_wide_layer_at_129_to_256_tokens():

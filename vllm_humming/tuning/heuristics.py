@@ -364,13 +364,21 @@ def default_prefill_m(arch: str, bits: int = 8) -> int:
     return 2048 if bits <= 4 else 513
 
 
+def split_k_256_token_tile(choice: "KernelChoice") -> bool:
+    """A split-K grid of the cp.async kernel's 256-token wgmma tiles: the tiles whose plan may launch a stream-K twin
+    (wave_cliff_twin), a 192-row sibling (wide_rows_sibling) or whole waves plus a split tail (dp_tail_applies), and
+    the kernels that take a row-tile offset (kRowTiles in gemm_wna16.cuh)."""
+    return (choice.bt == 256 and choice.wgmma and choice.pipeline == "cp_async" and not choice.stream_k
+            and not choice.cluster)
+
+
 def wave_cliff_twin(choice: "KernelChoice") -> Optional["KernelChoice"]:
     """The stream-K twin (same tile, same stages, a persistent grid over (tile, stage) units) of a 256-token
     split-K tile, or None.  The layer's plan launches the twin instead where the split-K grid would leave many
     SMs idle in its last wave (split_grid_on_wave_cliff): 6144x4096 at M=1024 is 192 tiles on 132 SMs, two
     waves, the second 45 % full -- int4 99.9 us split-K vs 87.6 us stream-K; on full waves split-K wins
     (28672x4096 M=1024, 896 tiles: 373.4 vs 415.4 us; results/h200-2026-12-02-s18/c_sweep_bt256.txt)."""
-    if choice.bt == 256 and choice.wgmma and choice.pipeline == "cp_async" and not choice.stream_k and not choice.cluster:
+    if split_k_256_token_tile(choice):
         return dataclasses.replace(choice, stream_k=True)
     return None
 
@@ -384,8 +392,7 @@ def wide_rows_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
     base / sibling / base's stream-K twin: 6144x4096 M=1024 100.6 / **74.9** / 91.7 (192 -> 128 tiles: one wave; the
     upstream peer 76.1 in the same call); 28672x4096 M=1024 378.0 / 380.4 (896 vs 600 tiles: 7 vs 5 waves, a tie);
     4096x14336 M=1024 169.7 / 236.2 (128 vs 88 tiles: one wave each, the sibling's a third idle)."""
-    if (choice.bt == 256 and choice.warps_n == 8 and choice.tiles_m == 1 and choice.wgmma
-            and choice.pipeline == "cp_async" and not choice.stream_k and not choice.cluster):
+    if split_k_256_token_tile(choice) and choice.warps_n == 8 and choice.tiles_m == 1:
         return dataclasses.replace(choice, warps_n=12, atoms_k=1, stages=5)
     return None
 
@@ -456,10 +463,10 @@ def splits_of(k_atoms: int, atoms_k: int, want: int) -> Tuple[int, int]:
 def dp_tail_applies(choice: "KernelChoice") -> bool:
     """Whether a split-K grid of this choice may run as whole waves plus a split tail (dp_tail_split): the 256-token
     cp.async wgmma tiles -- the family of wave_cliff_twin, where it was measured.  HUMMING_DP_TAIL=0 turns it off."""
-    if os.environ.get("HUMMING_DP_TAIL", "1").strip() == "0":
-        return False
-    return (choice.bt == 256 and choice.wgmma and choice.pipeline == "cp_async" and not choice.stream_k
-            and not choice.cluster)
+    raw = os.environ.get("HUMMING_DP_TAIL", "1").strip() or "1"
+    if raw not in ("0", "1"):
+        raise ValueError(f"HUMMING_DP_TAIL must be 0 (one grid) or 1 (split plans, the default), got {raw!r}")
+    return raw == "1" and split_k_256_token_tile(choice)
 
 
 def dp_tail_split(m_tiles: int, n_tiles: int, slots: int, k_atoms: int, atoms_k: int) -> Optional[Tuple[int, int]]:
