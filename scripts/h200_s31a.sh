@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Session 31, call A: the split-plan GPU tests as folded onto one helper in 65f7eff (never run on a GPU), and an M
+# scan of the int4 layer -- batch sizes between the bench's default Ms, where a decode server spends most calls --
+# against cuBLAS and upstream in the same run, to find the token counts where a bucket's choice falls off.
+. scripts/h200_setup.sh
+call_results a
+step 200 python3 -m pytest -q -m gpu tests/test_gemm_pipelines_gpu.py -k "dp_tail or sibling_head or plan_alternatives" \
+  >"$R/gpu_plan.log" 2>&1; grep -E "^FAILED|passed|failed|Error" "$R/gpu_plan.log" | tail -8; pack
+step 200 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 2,4,8,12,24,32,40,48,80,96,128 --cold none --no-eager \
+  --json "$R/scan_small.json" >"$R/scan_small.log" 2>&1
+grep "] ours\|] upstream" "$R/scan_small.log" | cut -c1-80; pack
+step 220 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 160,192,224,300,384,448,640,768,1000 --cold none --no-eager \
+  --json "$R/scan_large.json" >"$R/scan_large.log" 2>&1
+grep "] ours\|] upstream" "$R/scan_large.log" | cut -c1-80; pack
