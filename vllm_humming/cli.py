@@ -14,6 +14,7 @@ import sys
 COMMANDS = {
     "bench": ("bench", "time our GEMM kernels against cuBLAS bf16 and upstream humming (CUDA-graph replay)"),
     "compile-report": ("compile_report", "compile time per kernel and per layer, cold (empty cache) and warm"),
+    "plan": ("plan", "the launch plan (kernel, grid, K splits, waves) a layer makes per M, computed without a GPU"),
     "inspect": ("inspect", "per layer of a checkpoint: description, tensors, kernel family or fallback reason"),
     "dequantize": ("dequantize", "write a bf16 safetensors copy of a quantized checkpoint's linear weights"),
     "doctor": ("doctor", "report NVRTC, CUDA headers, GPU, cache directory and vLLM versions"),

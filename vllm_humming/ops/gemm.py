@@ -25,14 +25,14 @@ from ..dtypes import FloatType, IntType
 from ..packing import unpack_codes
 from ..qweight import QuantizedWeight
 from ..reference import decode_scale
-from ..tuning.heuristics import (KernelChoice, env_int, arch_info, choose_direct_splits, choose_kernel,
-                                 choose_splits, default_prefill_m, dp_tail_applies, dp_tail_split,
-                                 groups_per_stage, has_bulk, m_bucket, M_BUCKETS, X16_MAX_M, plan_alternatives,
-                                 plan_row_waves, sibling_head_split, split_grid_on_wave_cliff, splits_of)
+from ..tuning.heuristics import (KernelChoice, arch_info, choose_kernel, default_prefill_m, groups_per_stage,
+                                 m_bucket, M_BUCKETS, plan_alternatives)
+# (pdl_early_release and splitk_reducers are part of this module's interface: the plan module computes them)
+from .plan import PlanError, describe, kernel_fit, pdl_early_release, plan_launches, splitk_reducers  # noqa: F401
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
-           "layer_kernel_specs"]
+           "layer_kernel_specs", "OfflinePlanner"]
 
 _CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half"}
 _MANT = {torch.bfloat16: 7, torch.float16: 10}
@@ -148,8 +148,6 @@ def kernel_family(desc: WeightDesc, act: Optional[ActDesc] = None) -> str:
 _ARGS = ("x", "w", "gscale", "gzero", "chscale", "tscale", "bias", "y", "ws", "tickets",
          "M", "N", "K", "N16", "K64", "atoms_per_split", "flags")
 _ARG_TYPES = ("ptr",) * 10 + ("i32",) * 7
-# kernel `flags` bits (gemm_wna16.cuh)
-FLAG_PDL_EARLY_RELEASE = 1
 
 
 def _arg_types(choice: KernelChoice) -> tuple:
@@ -159,8 +157,6 @@ def _arg_types(choice: KernelChoice) -> tuple:
 
         return _ARG_TYPES + (map_arg_type(),)
     return _ARG_TYPES
-FLAG_REDUCERS_SHIFT = 4        # bits 4..7: blocks sharing a split-K tile's final sum
-FLAG_ROW_TILE_SHIFT = 8        # bits 8..: the launch's first weight-row tile (kFlagRowTileShift)
 
 
 class _Launches:
@@ -188,34 +184,6 @@ class _MapSlots:
     def update(self, ptr: int) -> None:
         for slot in self.slots:
             slot.update(ptr)
-MAX_REDUCERS = 4               # kMaxReducers
-
-
-def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -> int:
-    """How many blocks of a split-K tile share its final sum (splitk_epilogue): the last block to arrive alone reads
-    every split's partial, and at M = 16 / 64 that read was most of the split-K end (NOTES.md, session 13).  With
-    R > 1, R - 1 blocks per tile wait for the tile's last arrival, so R > 1 only where the grid is one wave and the
-    waiting blocks take at most half the resident slots (every block of the tile is then resident, whatever else
-    holds a slot).  8-token tiles keep one (their partials are a few hundred bytes).  HUMMING_SPLITK_REDUCERS caps
-    it (1 = the last block alone).  Under MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE below 100 the process may hold
-    only that share of the SMs, so the slots are scaled by it."""
-    cap = env_int("HUMMING_SPLITK_REDUCERS", MAX_REDUCERS, 1, MAX_REDUCERS)
-    if splits < 2 or choice.cluster or choice.bulk or choice.stream_k or choice.bt <= 8:
-        return 1
-    mps = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "").strip()
-    try:
-        share = min(100.0, max(0.0, float(mps))) if mps else 100.0
-    except ValueError:
-        share = 0.0   # unreadable: assume the worst, one reducer
-    slots = int(slots * share / 100.0)
-    r = min(cap, splits)
-    if tiles * splits > slots:
-        return 1
-    while r > 1 and (r - 1) * tiles > slots // 2:
-        r -= 1
-    return r
-
-
 def x16_covers(fp: FormatParams, dtype: torch.dtype) -> bool:
     """Whether an x16 choice (KernelChoice.x16) means anything for this format and activation dtype: bf16 activations
     with 4-bit integer codes (the magic-number decode: IntFamily::kMagic) -- fp16 activations decode that way already,
@@ -346,20 +314,6 @@ def pdl_enabled() -> bool:
     return v == "1"
 
 
-def pdl_early_release(blocks: int, slots: int) -> bool:
-    """Whether a cp.async GEMM grid releases the next PDL launch right after its own griddepcontrol.wait instead of
-    after its main loop (gemm_wna16.cuh, kFlagPdlEarlyRelease): when the grid fills at least 80 % of the resident
-    block slots.  H200, int4 M=1 (results/h200-2026-11-30-s7/): 28672x4096 (896 blocks / 924 slots) 25.4 -> 22.9 us,
-    6144x4096 (768 / 924) 9.6 -> 8.8 us, but 4096x14336 (512 / 924) 14.2 -> 16.8 us -- the early blocks of the next
-    grid wait on the free slots beside this grid's warps.  $HUMMING_PDL_EARLY_RELEASE = 0 / 1 overrides (experiments)."""
-    v = os.environ.get("HUMMING_PDL_EARLY_RELEASE", "auto").strip()
-    if v not in ("auto", "0", "1"):
-        raise DescError(f"HUMMING_PDL_EARLY_RELEASE must be auto, 0 or 1, got {v!r}")
-    if v != "auto":
-        return v == "1"
-    return 5 * blocks >= 4 * slots
-
-
 def _spec(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype, arch: str, desc: str = ""):
     from ..jit import KernelSpec
 
@@ -394,6 +348,52 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
     return specs
 
 
+class OfflinePlanner:
+    """The launch plans a GemmLayer of this description and shape would make on a GPU of ``arch`` with ``sms`` SMs,
+    computed without one: each kernel a plan asks for is compiled with NVRTC (through the JIT cache) and its
+    registers and static shared memory read from the cubin (plan.cubin_resources) -- what the driver reports on the
+    device, from the same NVRTC.  ``plan(m)`` is None where M takes the prefill path (expand + cuBLAS)."""
+
+    def __init__(self, desc_str: str, n: int, k: int, arch: str, sms: int = 0,
+                 dtype: torch.dtype = torch.bfloat16, cache_dir=None):
+        from .plan import cubin_resources
+
+        self._cubin_resources = cubin_resources
+        self._cache_dir = cache_dir
+        self.desc = WeightDesc.parse(desc_str)
+        self.fp = format_params(self.desc)
+        self.n, self.k, self.arch, self.dtype = n, k, arch, dtype
+        self.n16, self.k64 = -(-n // 16) * 16, -(-k // 64) * 64
+        self.info = arch_info(arch, sms)
+        self.prefill_m = int(os.environ.get("HUMMING_PREFILL_M", default_prefill_m(arch, self.fp.bits)))
+        self._fits: Dict[Tuple[int, str], object] = {}
+
+    def choice(self, bucket: int) -> KernelChoice:
+        return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info.sms,
+                             k=self.k, n=self.n, float_family=self.fp.family == "float")
+
+    def fit(self, bucket: int, tag: str = ""):
+        key = (bucket, tag)
+        if key not in self._fits:
+            from ..jit import compile_kernel
+
+            base = self.choice(bucket)
+            choice = dict(format_alternatives(base, self.arch, self.fp, self.dtype))[tag] if tag else base
+            art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)),
+                                 cache_dir=self._cache_dir)
+            regs, static_smem = self._cubin_resources(art.cubin, art.name)
+            self._fits[key] = kernel_fit(choice, stage_smem(choice, self.fp), regs, static_smem, self.info)
+        return self._fits[key]
+
+    def plan(self, m: int):
+        if m >= self.prefill_m:
+            return None
+        bucket = m_bucket(m)
+        alts = tuple(tag for tag, _ in format_alternatives(self.choice(bucket), self.arch, self.fp, self.dtype))
+        return plan_launches(m, self.n16, self.k64, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info,
+                             lambda tag: self.fit(bucket, tag), alts)
+
+
 # ---------------------------------------------------------------------------------------------------- workspace
 # Split-K partial sums: one fp32 buffer per device shared by every layer (calls on a stream run one after another).
 # Grown geometrically on demand; superseded buffers stay referenced because captured CUDA graphs may still point at
@@ -412,7 +412,9 @@ def _workspace(device: torch.device, numel: int) -> torch.Tensor:
 
 # ---------------------------------------------------------------------------------------------------- the layer
 class _Bucket:
-    __slots__ = ("choice", "fn", "launcher", "smem", "blocks_per_sm", "blocks_by_regs")
+    """One compiled kernel of the layer: its choice, the loaded function, its launcher and its plan.KernelFit
+    (shared memory it is set up for, registers, resident blocks per SM)."""
+    __slots__ = ("choice", "fn", "launcher", "fit")
 
 
 class GemmLayer:
@@ -628,22 +630,15 @@ class GemmLayer:
             choice = dict(self._alternatives(self._choice(bucket)))[alt] if alt else self._choice(bucket)
             art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)))
             fn = load_kernel(art, self.device)
-            smem = self._stage_smem(choice)
-            if choice.direct:
-                # sized per launch (the plan); allow the most a block may take beside the static shared memory
-                smem = self.info.smem_per_block - fn.static_smem
-            fn.set_max_smem(smem)   # opt in beyond 48 KB (static smem and the 1 KB reserve count too)
+            fit = kernel_fit(choice, self._stage_smem(choice), fn.num_regs, fn.static_smem, self.info)
+            fn.set_max_smem(fit.smem)   # opt in beyond 48 KB (static smem and the 1 KB reserve count too)
             bk = _Bucket()
             bk.choice = choice
             bk.fn = fn
-            bk.smem = smem
+            bk.fit = fit
             # programmatic dependent launch: the cp.async and direct kernels prefetch their weights before
             # griddepcontrol.wait (sm_90+; the bulk kernel does not wait, so it never gets the attribute)
             bk.launcher = Launcher(fn, _arg_types(choice), pdl=pdl_enabled() and not choice.bulk)
-            regs = max(32, fn.num_regs)
-            bk.blocks_by_regs = max(1, min(65536 // (regs * choice.threads), 2048 // choice.threads, 32))
-            by_smem = self.info.smem_per_sm // max(1, smem + 1024)
-            bk.blocks_per_sm = max(1, min(bk.blocks_by_regs, by_smem))
             self._buckets[key] = bk
             return bk
 
@@ -661,174 +656,57 @@ class GemmLayer:
         return m >= self.prefill_m and m_bucket(m) not in self._forced
 
     def _plan(self, m: int):
-        """Per-M launch plan (kernel, grid, split-K), cached: the eager path does no heuristics per call."""
+        """Per-M launch plan, cached: what plan.plan_launches decides (kernel, grid, split-K, split plans), bound
+        once to this layer's tensors -- the eager path does no heuristics per call."""
         plan = self._plans.get(m)
         if plan is None:
-            bk = self._bucket(m_bucket(m))
-            c = bk.choice
-            m_tiles = -(-m // c.bt)
-            n_tiles = -(-self.n16 // c.block_n)
-            alts = dict(self._alternatives(c))
-            if "wide_rows" in alts:
-                # the 192-row sibling of a 128-row split-K tile where its waves cost less (heuristics.wide_rows_sibling)
-                # and it needs no more K splits than the base tile: a split's partials cost more than the model
-                # counts (6144x4096 M=512, int4: the base's one split 47.3 us vs the sibling's two 49.9,
-                # results/h200-2026-12-04-s30/a/sweep_m512_narrow.txt)
-                def row_waves(b_):
-                    sp, per_ = choose_splits(b_.choice, self.n16, self.k64, m, self.info, b_.blocks_per_sm, self.fp.bits)
-                    blocks = m_tiles * -(-self.n16 // b_.choice.block_n) * sp
-                    return plan_row_waves(blocks, self.info.sms * b_.blocks_per_sm, b_.choice.block_n, per_), sp
-                wide = self._bucket(m_bucket(m), alt="wide_rows")
-                (cost_w, splits_w), (cost_b, splits_b) = row_waves(wide), row_waves(bk)
-                if cost_w < cost_b and splits_w <= splits_b:
-                    bk, alts = wide, {}
-                    c = bk.choice
-                    n_tiles = -(-self.n16 // c.block_n)
-            if "stream_k_twin" in alts:
-                # a 256-token split-K grid whose last wave would leave over a fifth of the slots idle runs as its
-                # stream-K twin (heuristics.wave_cliff_twin)
-                splits, _ = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
-                if split_grid_on_wave_cliff(m_tiles * n_tiles * splits, self.info.sms * bk.blocks_per_sm):
-                    bk = self._bucket(m_bucket(m), alt="stream_k_twin")
-                    c = bk.choice
-            if "x16" in alts and m <= X16_MAX_M:
-                # 1-2 tokens of bf16 activations: staged as fp16 for the one-shift int4 decode (heuristics.x16_sibling)
-                bk = self._bucket(m_bucket(m), alt="x16")
-                c = bk.choice
-            smem = bk.smem
-            slots = self.info.sms * bk.blocks_per_sm
-            dp_tail = None
-            head_bk = bk         # the kernel of a split plan's head launch (the sibling's, or the bucket's own)
-            if c.bulk or c.stream_k:
-                # persistent stream-K: one block per resident slot (at most one per stage of work); every split
-                # tile's contributors park fp32 partials in two workspace slots per block
-                units = m_tiles * n_tiles * -(-self.k64 // c.block_k)
-                grid = min(units, self.info.sms * bk.blocks_per_sm)
-                ws_numel = grid * 2 * c.bt * c.block_n
-                splits, per = grid, 0
-                launch_grid = (grid, 1, 1)
-                ws_tickets = True
-            else:
-                if c.direct:
-                    # the direct kernel's shared memory depends on the launch (range, stored rows): plan with the
-                    # register-limited residency, then with what the launch's shared memory allows
-                    bps = bk.blocks_by_regs
-                    zero = self.fp.zero_mode != 0
-                    for _ in range(2):
-                        try:
-                            splits, per = choose_direct_splits(c, self.n16, self.k64, m, self.info, bps,
-                                                               self.fp.group, zero, smem_limit=bk.smem)
-                        except ValueError as e:
-                            raise DescError(f"layer {self.name!r} ({self.desc}), M={m}: {e}") from None
-                        smem = c.direct_smem_bytes(per, min(m, c.bt), self.fp.group, zero)
-                        by_smem = max(1, self.info.smem_per_sm // (smem + 1024))
-                        if by_smem >= bps:
-                            break
-                        bps = by_smem
-                    # HUMMING_DEBUG_MIN_SMEM=B (experiments): launch with at least B bytes of dynamic shared memory,
-                    # i.e. cap the blocks per SM (e.g. one block per SM for a cluster launch)
-                    pad = env_int("HUMMING_DEBUG_MIN_SMEM", 0, 0, bk.smem)
-                    if pad > smem:
-                        smem = pad
-                        bps = max(1, min(bps, self.info.smem_per_sm // (smem + 1024)))
-                    slots = self.info.sms * bps
-                else:
-                    splits, per = choose_splits(c, self.n16, self.k64, m, self.info, bk.blocks_per_sm, self.fp.bits)
-                    if splits == 1 and dp_tail_applies(c):
-                        # whole waves of tiles, then the last row tiles split along K (heuristics.dp_tail_split)
-                        dp_tail = dp_tail_split(m_tiles, n_tiles, slots, self.k64 // 64, c.atoms_k)
-                        if dp_tail is None and "wide_rows" in alts:
-                            # or whole waves of the 192-row sibling's tiles before the split tail
-                            # (heuristics.sibling_head_split)
-                            wide = self._bucket(m_bucket(m), alt="wide_rows")
-                            if dp_tail_applies(wide.choice):
-                                sh = sibling_head_split(m_tiles, self.n16, c.block_n, wide.choice.block_n, slots,
-                                                        self.info.sms * wide.blocks_per_sm, self.k64 // 64,
-                                                        c.atoms_k)
-                                if sh is not None:
-                                    head_bk, dp_tail = wide, sh
-                launch_grid = (m_tiles, n_tiles, splits)
-                # (a cluster launch sums its splits in distributed shared memory: no workspace, no tickets)
-                need_tickets = splits > 1 and not c.cluster
-                ws_tickets = need_tickets or dp_tail is not None
-                # the split-K workspace holds the launch's own columns (splitk_epilogue): row tiles x block_n
-                ws_numel = splits * m_tiles * c.bt * n_tiles * c.block_n if need_tickets else 0
-            if ws_tickets and m_tiles * n_tiles > self._tickets.numel():
+            bucket = m_bucket(m)
+            base = self._bucket(bucket)
+            alts = tuple(tag for tag, _ in self._alternatives(base.choice))
+            try:
+                lp = plan_launches(m, self.n16, self.k64, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info,
+                                   lambda tag: self._bucket(bucket, alt=tag).fit, alts)
+            except PlanError as e:
+                raise DescError(f"layer {self.name!r} ({self.desc}), M={m}: {e}") from None
+            if lp.ticket_tiles > self._tickets.numel():
                 # grown counters: earlier plans (and captured graphs) keep pointing at the old ones, which stay alive
                 self._old_tickets.append(self._tickets)
-                self._tickets = torch.zeros(m_tiles * n_tiles, dtype=torch.int32, device=self.device)
+                self._tickets = torch.zeros(lp.ticket_tiles, dtype=torch.int32, device=self.device)
             # the layer's own tensors never move: their addresses are resolved once here, not per call
             ptr = lambda t: 0 if t is None else t.data_ptr()          # noqa: E731
             consts = (ptr(self.w), ptr(self.gscale), ptr(self.gzero), ptr(self.chscale), ptr(self.tscale),
                       ptr(self.bias))
-
-            def bind(grid, per_, ws_numel_, row_tile0=0, bk_=bk):
-                """One bound launch of the plan (bucket bk_'s kernel): (launch, TMA map slot or None, flags, reducers,
-                workspace)."""
-                c_ = bk_.choice
-                ws_ = _workspace(self.device, ws_numel_) if ws_numel_ else None
-                tail_args = (ptr(ws_), ptr(self._tickets) if ws_ is not None else 0)
+            bounds, maps = [], []
+            for pl in lp.launches:
+                bk = self._bucket(bucket, alt=pl.tag)
+                ws = _workspace(self.device, pl.ws_numel) if pl.ws_numel else None
+                tail_args = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
                 # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the
                 # stream
-                flags_ = 0
-                if not c_.bulk and (c_.direct or not c_.wgmma) and not c_.stream_k and \
-                        pdl_early_release(grid[0] * grid[1] * grid[2], slots):
-                    flags_ |= FLAG_PDL_EARLY_RELEASE
-                reducers_ = splitk_reducers(c_, grid[0] * grid[1], grid[2], slots)   # 1 unless split-K
-                flags_ |= reducers_ << FLAG_REDUCERS_SHIFT
-                flags_ |= row_tile0 << FLAG_ROW_TILE_SHIFT
-                values = (0,) + consts + (0,) + tail_args + (m, self.n, self.k8, self.n16, self.k64, per_, flags_)
-                if c_.tma_x:
+                values = (0,) + consts + (0,) + tail_args + (m, self.n, self.k8, self.n16, self.k64,
+                                                             pl.atoms_per_split, pl.flags)
+                if pl.choice.tma_x:
                     # the tensor map of x (by value after `flags`), rewritten in the bound launch's cell when x moves
                     from ..jit.tma import MAP_BYTES
 
                     values += (bytes(MAP_BYTES),)
-                bound_ = bk_.launcher.bind(grid, c_.threads, smem if bk_ is bk else bk_.smem, values, varying=(0, 7))
-                x_map_ = None
-                if c_.tma_x:
+                bound = bk.launcher.bind(pl.grid, pl.choice.threads, pl.smem, values, varying=(0, 7))
+                bounds.append(bound)
+                if pl.choice.tma_x:
                     from ..jit.tma import TileMapEncoder, XMapSlot
 
-                    x_map_ = XMapSlot(bound_.arg_cells[len(_ARG_TYPES)], TileMapEncoder(self.dtype, c_.bt), m,
-                                      self.k8)
-                return bound_, x_map_, flags_, reducers_, ws_
-
-            bk_info = bk
-            if dp_tail is None:
-                bound, x_map, flags, reducers, ws = bind(launch_grid, per, ws_numel)
-                info_extra = {}
+                    maps.append(XMapSlot(bound.arg_cells[len(_ARG_TYPES)], TileMapEncoder(self.dtype, pl.choice.bt),
+                                         m, self.k8))
+            if len(bounds) == 1:
+                launch, x_map = bounds[0], (maps[0] if maps else None)
             else:
-                # head: `head` row tiles of head_bk's kernel (the bucket's own, or its 192-row sibling), one split;
-                # tail: the bucket's kernel over the rest, from row tile `first` (in its own tiles), split along K
-                head, tail_splits = dp_tail
-                head_c = head_bk.choice
-                first = head * head_c.block_n // c.block_n
-                tail_splits, tail_per = splits_of(self.k64 // 64, c.atoms_k, tail_splits)
-                tail_rows = n_tiles - first
-                b1, m1, flags, reducers, _ = bind((m_tiles, head, 1), -(-self.k64 // 64), 0, bk_=head_bk)
-                launch_grid2 = (m_tiles, tail_rows, tail_splits)
-                b2, m2, flags2, reducers2, ws = bind(launch_grid2, tail_per,
-                                                     tail_splits * m_tiles * c.bt * tail_rows * c.block_n, first)
-                bound = _Launches((b1, b2))
-                x_map = _MapSlots((m1, m2)) if c.tma_x else None
-                info_extra = {"tail": {"choice": c.short(), "grid": launch_grid2, "splits": tail_splits,
-                                       "atoms_per_split": tail_per, "flags": flags2, "reducers": reducers2}}
-                launch_grid = (m_tiles, head, 1)
-                c, smem = head_c, head_bk.smem if head_bk is not bk else smem   # plan_info names the head's kernel
-                bk_info = head_bk
-            # (launch, x rows must be 16-byte aligned, workspace, tickets, TMA map slot or None)
-            plan = (bound, c.bulk or c.tma_x, ws, self._tickets, x_map)
-            self.plan_info[m] = {"choice": c.short(), "grid": launch_grid, "splits": splits, "atoms_per_split": per,
-                                 "smem": smem, "regs": bk_info.fn.num_regs, "flags": flags, "reducers": reducers,
-                                 **info_extra}
+                launch, x_map = _Launches(bounds), (_MapSlots(maps) if maps else None)
+            c = lp.launches[0].choice
+            # (launch, x rows must be 16-byte aligned, workspace of the last launch, tickets, TMA map slot or None)
+            plan = (launch, c.bulk or c.tma_x, ws, self._tickets, x_map)
+            self.plan_info[m] = dict(lp.info)
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
-                tail_txt = ""
-                if info_extra:
-                    t = info_extra["tail"]
-                    tail_txt = f" + tail {t['choice']} grid={t['grid']} splits={t['splits']}"
-                print(f"[humming] layer {self.name!r} M={m}: {c.short()} grid={launch_grid} "
-                      f"{'stream-K' if c.bulk or c.stream_k else 'splits=' + str(splits)}"
-                      f"{' pdl-early-release' if flags & FLAG_PDL_EARLY_RELEASE else ''}"
-                      f"{f' reducers={reducers}' if reducers > 1 else ''}{tail_txt}")
+                print(f"[humming] layer {self.name!r} M={m}: {describe(lp)}")
             self._plans[m] = plan
         return plan
 

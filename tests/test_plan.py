@@ -1,0 +1,243 @@
+"""The launch plan (vllm_humming/ops/plan.py) on the CPU: the offline planner against plans the H200 recorded, the
+cubin reader against ptxas's own report, the plan's laziness and branches with synthetic kernels, and the
+``vllm-humming plan`` command."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from vllm_humming.bench.formats import FORMATS
+from vllm_humming.desc import WeightDesc
+from vllm_humming.ops.gemm import OfflinePlanner, format_params, stage_smem
+from vllm_humming.ops.plan import (FLAG_ROW_TILE_SHIFT, KernelFit, PlanError, cubin_resources, describe, kernel_fit,
+                                   plan_launches)
+from vllm_humming.tuning.heuristics import KernelChoice, arch_info
+
+FIXTURE = Path(__file__).parent / "fixtures" / "h200_plans_s30.json"
+FORMAT_DESC = {f.name: f.weight for f in (FORMATS.values() if isinstance(FORMATS, dict) else FORMATS)}
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    # the compile matrix's cache holds every default kernel already (scripts/test.sh); a fresh one compiles ~15
+    return os.environ.get("HUMMING_COMPILE_MATRIX_CACHE") or str(tmp_path_factory.mktemp("jit"))
+
+
+def test_offline_plans_match_the_plans_the_h200_recorded(cache_dir, monkeypatch):
+    """Every plan GemmLayer made in session 30's bench runs on the H200 (kernel, grid, K splits, shared memory,
+    registers, flags, reducers, the split tail), made again here from NVRTC's cubins -- the split plans of the wide
+    layer (whole waves + K-split tail, the 192-row sibling head) and HUMMING_DP_TAIL=0 included."""
+    cases = json.loads(FIXTURE.read_text())["cases"]
+    assert len(cases) >= 38
+    planners = {}
+    for case in cases:
+        n, k = map(int, case["shape"].split("x"))
+        for var in ("HUMMING_DP_TAIL",):
+            monkeypatch.delenv(var, raising=False)
+        for var, value in case["env"].items():
+            monkeypatch.setenv(var, value)
+        key = (case["format"], n, k)
+        if key not in planners:
+            planners[key] = OfflinePlanner(FORMAT_DESC[case["format"]], n, k, "sm_90a", 132, cache_dir=cache_dir)
+        got = json.loads(json.dumps(planners[key].plan(case["m"]).info))
+        want = case["plan"]
+        if "tail" in want and "choice" not in want["tail"]:
+            got["tail"].pop("choice")    # (recorded before plan_info named the tail's kernel)
+        assert got == want, (case["format"], case["shape"], case["m"], case["env"], case["source"])
+
+
+def test_cubin_resources_read_what_ptxas_reports(cache_dir):
+    planner = OfflinePlanner("w:uint4b8,s:g128:bfloat16", 4096, 4096, "sm_90a", 132, cache_dir=cache_dir)
+    for bucket in (8, 64, 256):
+        fit = planner.fit(bucket)
+        assert 32 <= fit.regs <= 255
+    # a kernel of known static shared memory, registers against ptxas -v (sm_90+ cubins put the block's 1 KB system
+    # reserve into the kernel's shared section; the driver, like ptxas, does not count it)
+    from vllm_humming.jit.nvrtc import run_nvrtc
+
+    src = r"""
+extern "C" __global__ void k(float* out, const float* in, int n) {
+  __shared__ float buf[300];
+  buf[threadIdx.x % 300] = in[threadIdx.x];
+  __syncthreads();
+  float acc = 0.f;
+  for (int i = 0; i < n; ++i) acc = acc * 1.5f + buf[(threadIdx.x + i) % 300];
+  out[threadIdx.x] = acc;
+}
+"""
+    for arch in ("sm_80", "sm_90a", "sm_120a"):
+        r = run_nvrtc(src, "k.cu", [f"--gpu-architecture={arch}", "--ptxas-options=-v"], "cubin")
+        assert r.ok, r.log
+        regs, static_smem = cubin_resources(r.binary, "k")
+        log = r.log if isinstance(r.log, str) else r.log.decode()
+        assert (regs, static_smem) == tuple(int(v) for v in re.search(r"Used (\d+) registers.*?(\d+) bytes smem",
+                                                                       log).groups()), (arch, log)
+        assert static_smem == 1200
+    art = r
+    with pytest.raises(ValueError, match="not found"):
+        cubin_resources(art.binary, "no_such_kernel")
+    with pytest.raises(ValueError, match="ELF64"):
+        cubin_resources(b"not a cubin", "k")
+
+
+def _fit(short: str, regs: int = 128, smem: int = 0, static: int = 0, info=None) -> KernelFit:
+    info = info or arch_info("sm_90a", 132)
+    c = KernelChoice.parse(short)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    return kernel_fit(c, smem or stage_smem(c, fp), regs, static, info)
+
+
+def test_plan_asks_only_for_the_kernels_it_may_launch():
+    """The layer compiles an alternative's kernel only when a plan takes it: the x16 twin from X16_MAX_M tokens down,
+    the stream-K twin only on a wave cliff."""
+    info = arch_info("sm_90a", 132)
+    fits = {"": _fit("bt8_wn14_tm1_wk2_ak256_s4_direct", 68, static=16),
+            "x16": _fit("bt8_wn14_tm1_wk2_ak256_s4_x16_direct", 68, static=16)}
+    asked = []
+
+    def fit(tag):
+        asked.append(tag)
+        return fits[tag]
+
+    p1 = plan_launches(1, 28672, 4096, 4, 128, 0, info, fit, ("x16",))
+    assert asked == ["", "x16"] and p1.launches[0].tag == "x16" and p1.launches[0].grid == (1, 128, 1)
+    asked.clear()
+    p3 = plan_launches(3, 28672, 4096, 4, 128, 0, info, fit, ("x16",))
+    assert asked == [""] and p3.launches[0].tag == ""
+    # the 256-token tile: 224 row tiles x 1 split is no wave cliff at 1 block per SM -> no stream-K twin asked for
+    base = _fit("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", 176)
+    asked.clear()
+    fits2 = {"": base, "stream_k_twin": _fit("bt256_wn8_tm1_wk1_ak2_s3_sk_tma_wgmma", 255)}
+
+    def fit2(tag):
+        asked.append(tag)
+        return fits2[tag]
+
+    plan_launches(1024, 28672, 4096, 4, 128, 0, info, fit2, ("stream_k_twin",))
+    assert asked == [""]
+    # 18432x7168 at 400 tokens: 144 x 2 tiles on 132 slots is a cliff -> the twin, one block per slot
+    p = plan_launches(400, 18432, 7168, 4, 128, 0, info, fit2, ("stream_k_twin",))
+    assert asked[-1] == "stream_k_twin" and p.launches[0].grid == (132, 1, 1) and p.info["splits"] == 132
+
+
+def test_split_plan_launches_share_one_ticket_array_and_count_row_tiles():
+    """Whole waves + a K-split tail (28672x4096, 512 tokens): the tail's first row tile sits in `flags` bits 8.., its
+    workspace covers only its own columns, the head needs none, and tickets cover the bucket grid's tiles."""
+    info = arch_info("sm_90a", 132)
+    base = _fit("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", 176)
+    p = plan_launches(512, 28672, 4096, 4, 128, 0, info, lambda tag: base, ())
+    head, tail = p.launches
+    assert head.grid == (2, 198, 1) and head.ws_numel == 0 and head.row_tile0 == 0
+    assert tail.grid == (2, 26, 2) and tail.row_tile0 == 198 and tail.flags >> FLAG_ROW_TILE_SHIFT == 198
+    assert tail.ws_numel == 2 * 2 * 256 * 26 * 128      # splits x token tiles x bt x its row tiles x block_n
+    assert p.ticket_tiles == 2 * 224
+    assert describe(p) == ("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma grid=(2, 198, 1) splits=1 + tail "
+                           "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma grid=(2, 26, 2) splits=2")
+
+
+def test_plan_error_names_the_shared_memory_problem():
+    info = arch_info("sm_90a", 132)
+    # a direct choice whose smallest K range cannot fit the shared memory the kernel was set up with
+    tiny = KernelFit(KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"), 1024, 128, 2, 2)
+    with pytest.raises(PlanError, match="shared memory"):
+        plan_launches(16, 4096, 4096, 4, 128, 0, info, lambda tag: tiny, ())
+
+
+def test_plan_command_prints_the_plans(cache_dir, monkeypatch, capsys, tmp_path):
+    from vllm_humming.cli import main
+
+    monkeypatch.setenv("HUMMING_CACHE_DIR", cache_dir)
+    out_json = tmp_path / "plans.json"
+    assert main(["plan", "--shapes", "28672x4096", "--ms", "1,512,4096", "--json", str(out_json)]) == 0
+    text = capsys.readouterr().out
+    assert "M=1: bt8_wn14_tm1_wk2_ak256_s4_x16_direct grid=(1, 128, 1)" in text
+    assert "+ tail bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma grid=(2, 26, 2) splits=2" in text
+    assert "396 blocks / 1 per SM = 3.00 waves" in text
+    assert "M=4096: expand + cuBLAS" in text
+    report = json.loads(out_json.read_text())
+    plans = report["layers"][0]["plans"]
+    assert [p["m"] for p in plans] == [1, 512, 4096] and plans[2]["prefill"]
+    assert plans[1]["launches"][1]["grid"] == [2, 26, 2] and plans[1]["launches"][0]["waves"] == 3.0
+    assert main(["plan", "--shapes", "12x", "--ms", "1"]) == 2
+    assert main(["plan", "--desc", "w:uint4b8,s:g7:bfloat16", "--shapes", "256x256", "--ms", "1"]) == 2
+    assert "vllm-humming plan" in capsys.readouterr().err
+
+
+class _FakeLauncher:
+    def __init__(self, log, tag):
+        self.log, self.tag = log, tag
+
+    def bind(self, grid, threads, smem, values, varying):
+        log, tag = self.log, self.tag
+        log.append({"tag": tag, "grid": tuple(grid), "threads": threads, "smem": smem, "values": tuple(values)})
+
+        def launch(xp, yp):
+            log.append(("call", tag, tuple(grid), xp, yp))
+        launch.arg_cells = [None] * (len(values))
+        return launch
+
+
+def test_gemm_layer_binds_what_the_planner_decides(cache_dir, monkeypatch):
+    """GemmLayer._plan on the CPU, with the kernels' launchers faked: every launch is bound with the planner's grid,
+    threads, shared memory, K range and flags; a workspace and the ticket counters exactly where the plan needs
+    them; a split plan calls its two launches in order with the same x / y; plan_info is the planner's."""
+    from types import SimpleNamespace
+
+    import vllm_humming.jit.tma as tma
+    from vllm_humming.ops import gemm as G
+    from vllm_humming.tuning.heuristics import m_bucket
+
+    desc, n, k = "w:uint4b8,s:g128:bfloat16", 28672, 4096
+    planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
+    layer = G.GemmLayer.__new__(G.GemmLayer)
+    layer.name, layer.desc, layer.fp, layer.dtype = "t", WeightDesc.parse(desc), planner.fp, torch.bfloat16
+    layer.n, layer.k, layer.n16, layer.k64, layer.k8 = n, k, planner.n16, planner.k64, k
+    layer.arch, layer.info, layer._forced, layer._plans, layer.plan_info = "sm_90a", planner.info, {}, {}, {}
+    layer.device, layer._tickets, layer._old_tickets = torch.device("cpu"), torch.zeros(8, dtype=torch.int32), []
+    layer.w = torch.zeros(64, dtype=torch.int32)
+    layer.gscale = torch.zeros(64, dtype=torch.bfloat16)
+    layer.gzero = layer.chscale = layer.tscale = layer.bias = None
+    log = []
+    layer._bucket = lambda bucket, alt="": SimpleNamespace(choice=planner.fit(bucket, alt).choice,
+                                                           fit=planner.fit(bucket, alt),
+                                                           launcher=_FakeLauncher(log, alt))
+    workspaces = []
+
+    def workspace(device, numel):
+        workspaces.append(torch.empty(numel, dtype=torch.float32))
+        return workspaces[-1]
+    monkeypatch.setattr(G, "_workspace", workspace)
+    monkeypatch.setattr(tma, "TileMapEncoder", lambda dtype, rows: ("encoder", rows))
+    monkeypatch.setattr(tma, "XMapSlot", lambda cell, enc, rows, cols: SimpleNamespace(
+        updates=[], update=lambda p: None, rows=rows, cols=cols))
+    for m in (1, 16, 64, 150, 512, 768, 1024):
+        log.clear()
+        workspaces.clear()
+        plan = layer._plan(m)
+        lp = planner.plan(m)
+        assert layer.plan_info[m] == lp.info
+        binds = [e for e in log if isinstance(e, dict)]
+        assert len(binds) == len(lp.launches)
+        for b, pl in zip(binds, lp.launches):
+            assert (b["tag"], b["grid"], b["threads"], b["smem"]) == (pl.tag, pl.grid, pl.choice.threads, pl.smem)
+            v = b["values"]
+            assert v[10:17] == (m, n, k, planner.n16, planner.k64, pl.atoms_per_split, pl.flags)
+            assert v[1] == layer.w.data_ptr() and v[2] == layer.gscale.data_ptr() and v[0] == v[7] == 0
+            if pl.ws_numel:
+                assert v[8] != 0 and v[9] == layer._tickets.data_ptr()
+            else:
+                assert v[8] == v[9] == 0
+            assert (len(v) == 18) == pl.choice.tma_x
+        assert len(workspaces) == sum(1 for pl in lp.launches if pl.ws_numel)
+        assert layer._tickets.numel() >= lp.ticket_tiles
+        assert plan[1] == (lp.launches[0].choice.bulk or lp.launches[0].choice.tma_x)
+        assert (plan[4] is not None) == lp.launches[0].choice.tma_x
+        log.clear()
+        plan[0](111, 222)
+        assert log == [("call", pl.tag, pl.grid, 111, 222) for pl in lp.launches]
+        assert m_bucket(m) and layer._plan(m) is plan    # cached
+    assert len(planner.plan(512).launches) == 2 and planner.plan(150).launches[0].tag == "wide_rows"
