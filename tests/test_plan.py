@@ -162,6 +162,12 @@ def test_plan_command_prints_the_plans(cache_dir, monkeypatch, capsys, tmp_path)
     plans = report["layers"][0]["plans"]
     assert [p["m"] for p in plans] == [1, 512, 4096] and plans[2]["prefill"]
     assert plans[1]["launches"][1]["grid"] == [2, 26, 2] and plans[1]["launches"][0]["waves"] == 3.0
+    # every M, consecutive M with one plan as one range
+    assert main(["plan", "--shapes", "6144x4096", "--ms", "all"]) == 0
+    text = capsys.readouterr().out
+    assert "  M=1-8: bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma grid=(1, 48, 8) splits=8" in text
+    assert "  M=257-384: bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma grid=(132, 1, 1) stream-K" in text
+    assert "  M=1793-2047: " in text and "from M=2048" in text
     assert main(["plan", "--shapes", "12x", "--ms", "1"]) == 2
     assert main(["plan", "--desc", "w:uint4b8,s:g7:bfloat16", "--shapes", "256x256", "--ms", "1"]) == 2
     assert "vllm-humming plan" in capsys.readouterr().err

@@ -25,7 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--desc", default="w4a16-int4-g128",
                    help="weight description or bench format name (default: %(default)s)")
     p.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma list of NxK layer shapes (default: %(default)s)")
-    p.add_argument("--ms", default=DEFAULT_MS, help="comma list of token counts (default: %(default)s)")
+    p.add_argument("--ms", default=DEFAULT_MS,
+                   help="comma list of token counts, or 'all': every M up to the prefill threshold, consecutive M "
+                        "with the same plan printed as one range (default: %(default)s)")
     p.add_argument("--arch", default="sm_90a", help="target arch (default: %(default)s)")
     p.add_argument("--sms", type=int, default=0, help="SM count (default: the arch's, 132 for sm_90a)")
     p.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16"), help="activation dtype")
@@ -76,9 +78,10 @@ def run(args) -> int:
     from ..desc import DescError
     from ..ops.plan import describe
 
+    collapse = args.ms.strip() == "all"
     try:
         shapes = _parse_shapes(args.shapes)
-        ms = parse_ms(args.ms)
+        ms = None if collapse else parse_ms(args.ms)
     except (argparse.ArgumentTypeError, BenchArgError) as e:
         print(f"vllm-humming plan: {e}", file=sys.stderr)
         return 2
@@ -86,6 +89,9 @@ def run(args) -> int:
     report = {"desc": args.desc, "arch": args.arch, "dtype": args.dtype, "layers": []}
     for n, k in shapes:
         try:
+            if collapse:
+                _, planner = layer_plans(args.desc, n, k, [], args.arch, args.sms, dtype)
+                ms = list(range(1, planner.prefill_m))
             plans, planner = layer_plans(args.desc, n, k, ms, args.arch, args.sms, dtype)
         except (DescError, ValueError) as e:
             print(f"vllm-humming plan: {args.desc} {n}x{k}: {e}", file=sys.stderr)
@@ -93,17 +99,25 @@ def run(args) -> int:
         print(f"[{args.desc} {n}x{k}] {args.arch}, {planner.info.sms} SMs, {args.dtype}; prefill (expand + cuBLAS) "
               f"from M={planner.prefill_m}")
         layer = {"n": n, "k": k, "sms": planner.info.sms, "prefill_m": planner.prefill_m, "plans": []}
+        lines = []    # (m, text)
         for m, info, launches in plans:
             if info is None:
-                print(f"  M={m}: expand + cuBLAS")
+                lines.append((m, "expand + cuBLAS"))
                 layer["plans"].append({"m": m, "prefill": True})
                 continue
-            lp = planner.plan(m)
-            waves = " + ".join(f"{l['blocks']} blocks / {l['blocks_per_sm']} per SM = {l['waves']:.2f} waves"
-                               for l in launches)
-            print(f"  M={m}: {describe(lp)}")
-            print(f"         {waves}; smem {launches[0]['smem']} B, {launches[0]['regs']} regs")
+            waves = " + ".join(f"{x['blocks']} blocks / {x['blocks_per_sm']} per SM = {x['waves']:.2f} waves"
+                               for x in launches)
+            lines.append((m, f"{describe(planner.plan(m))}\n         {waves}; smem {launches[0]['smem']} B, "
+                             f"{launches[0]['regs']} regs"))
             layer["plans"].append({"m": m, "info": info, "launches": launches})
+        i = 0
+        while i < len(lines):
+            j = i
+            while collapse and j + 1 < len(lines) and lines[j + 1][1] == lines[i][1]:
+                j += 1
+            label = f"M={lines[i][0]}" if j == i else f"M={lines[i][0]}-{lines[j][0]}"
+            print(f"  {label}: {lines[i][1]}")
+            i = j + 1
         report["layers"].append(layer)
     if args.json:
         text = json.dumps(report, indent=1, default=list)
