@@ -11,8 +11,8 @@ Environment:
                           experiment: NVRTC's ``--Ofast-compile`` level (fewer device-code optimizations; part of the
                           key).  On the CPU machine (noisy timings) ``min`` compiles the int4 M=1 decode kernel in
                           ~0.5 instead of 1.1-1.5 s and ``mid`` the 256-row two-atom kernel in 0.8-1.0 instead of
-                          3-4.6 s -- but the machine code differs, ``min`` once took 18 s on that 256-row kernel, and
-                          the speed of the result is not measured -- so it is off by default (NOTES.md, session 16).
+                          3-4.6 s -- but the machine code differs: NVVM leaves lambdas as calls, around which ptxas
+                          serializes the wgmma instructions (C7509) and spills (NOTES.md, sessions 16 and 31).
 """
 
 from __future__ import annotations
