@@ -247,3 +247,60 @@ def test_gemm_layer_binds_what_the_planner_decides(cache_dir, monkeypatch):
         assert log == [("call", pl.tag, pl.grid, 111, 222) for pl in lp.launches]
         assert m_bucket(m) and layer._plan(m) is plan    # cached
     assert len(planner.plan(512).launches) == 2 and planner.plan(150).launches[0].tag == "wide_rows"
+
+
+INVARIANT_DESCS = ["w:uint4b8,s:g128:bfloat16", "w:uint3,s:g64:bfloat16,zp:int", "w:uint8b128,s:channel:bfloat16",
+                   "w:float4_e2m1,s:g32:float8_e8m0fnu", "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32",
+                   "w:float8_e4m3fn,s:b128x128:float32"]
+INVARIANT_SHAPES = [(6144, 4096), (28672, 4096), (4096, 14336), (18432, 7168), (4100, 4160), (1000, 1000)]
+INVARIANT_MS = [1, 2, 3, 8, 9, 16, 17, 33, 64, 65, 129, 150, 256, 257, 300, 385, 512, 513, 768, 1025, 1600, 1900, 2047]
+
+
+@pytest.mark.parametrize("desc", INVARIANT_DESCS)
+def test_every_plan_covers_the_layer_once_within_the_device_limits(desc, cache_dir):
+    """Every plan of these formats x shapes (odd N / K too) x token counts across every bucket, on an H200's 132 SMs:
+    the launches cover every token row, weight row and K atom exactly once (split plans: the head's rows end on a
+    base-tile boundary, the tail starts there), no launch exceeds a block's shared memory, split-K has no empty
+    split, a workspace exists exactly where a launch sums splits through it and stays under 64 MB, and the flags carry
+    the reducers and the first row tile."""
+    from vllm_humming.ops.plan import FLAG_REDUCERS_SHIFT
+
+    for n, k in INVARIANT_SHAPES:
+        planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
+        info, k_atoms = planner.info, planner.k64 // 64
+        for m in INVARIANT_MS:
+            lp = planner.plan(m)
+            if lp is None:
+                assert m >= planner.prefill_m
+                continue
+            where = (desc, n, k, m, describe(lp))
+            rows_covered = 0
+            for pl in lp.launches:
+                c = pl.choice
+                assert 0 < pl.smem <= info.smem_per_block, where
+                assert pl.flags >> FLAG_ROW_TILE_SHIFT == pl.row_tile0, where
+                assert (pl.flags >> FLAG_REDUCERS_SHIFT) & 15 == pl.reducers and 1 <= pl.reducers <= 4, where
+                assert pl.ws_numel * 4 <= 64 << 20, where
+                if c.bulk or c.stream_k:
+                    assert pl.grid[1:] == (1, 1) and 1 <= pl.grid[0] <= 132 * 4 and pl.ws_numel > 0, where
+                    rows_covered = planner.n16
+                    continue
+                m_tiles, rows, splits = pl.grid
+                assert m_tiles == -(-m // c.bt), where
+                assert pl.row_tile0 * lp.launches[-1].choice.block_n == rows_covered, where
+                rows_covered += rows * c.block_n
+                per = pl.atoms_per_split
+                assert splits * per >= k_atoms, where
+                if not c.cluster:
+                    assert (splits - 1) * per < k_atoms, where          # no empty split
+                    assert (pl.ws_numel > 0) == (splits > 1), where
+                else:
+                    assert pl.ws_numel == 0, where
+                assert pl.reducers <= max(1, splits), where
+            # the rows: every weight row once, the last tile at most one tile past N16
+            last = lp.launches[-1].choice
+            assert planner.n16 <= rows_covered < planner.n16 + last.block_n or last.bulk or last.stream_k, where
+            if lp.ticket_tiles:
+                base = lp.launches[-1].choice
+                assert lp.ticket_tiles >= -(-m // base.bt) * -(-planner.n16 // base.block_n) or base.bulk or \
+                    base.stream_k, where
