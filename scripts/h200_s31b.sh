@@ -19,3 +19,11 @@ for v in 0 1; do
     --ms 1100,1600,1900 $up --no-eager --cold none --json "$R/bench_big_dptail$v.json" >"$R/bench_big_dptail$v.log" 2>&1
   echo "-- HUMMING_DP_TAIL=$v"; grep "] ours\|] upstream" "$R/bench_big_dptail$v.log" | sed 's/.*\] //' | cut -c1-70
 done; pack
+# Split plans on shapes outside the bench's defaults (`vllm-humming plan --ms all`): 14336x4096 (Llama-3-8B's
+# gate / up halves) at 400 (sibling head + tail), 900 and 1400 (whole waves + tail); 8192x8192 at 1100 and 1600.
+for v in 0 1; do
+  HUMMING_DP_TAIL=$v step 120 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --shapes 14336x4096,8192x8192 \
+    --ms 400,900,1100,1400,1600 --no-upstream --no-eager --cold none --json "$R/bench_other_dptail$v.json" \
+    >"$R/bench_other_dptail$v.log" 2>&1
+  echo "-- HUMMING_DP_TAIL=$v"; grep "] ours" "$R/bench_other_dptail$v.log" | sed 's/.*\] //' | cut -c1-70
+done; pack
