@@ -256,19 +256,28 @@ INVARIANT_SHAPES = [(6144, 4096), (28672, 4096), (4096, 14336), (18432, 7168), (
 INVARIANT_MS = [1, 2, 3, 8, 9, 16, 17, 33, 64, 65, 129, 150, 256, 257, 300, 385, 512, 513, 768, 1025, 1600, 1900, 2047]
 
 
-@pytest.mark.parametrize("desc", INVARIANT_DESCS)
-def test_every_plan_covers_the_layer_once_within_the_device_limits(desc, cache_dir):
-    """Every plan of these formats x shapes (odd N / K too) x token counts across every bucket, on an H200's 132 SMs:
-    the launches cover every token row, weight row and K atom exactly once (split plans: the head's rows end on a
-    base-tile boundary, the tail starts there), no launch exceeds a block's shared memory, split-K has no empty
-    split, a workspace exists exactly where a launch sums splits through it and stays under 64 MB, and the flags carry
-    the reducers and the first row tile."""
+# the other archs (compile-only here: no plan of theirs has run on hardware), at each bucket's edges
+OTHER_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_100a", "sm_120a"]
+OTHER_DESCS = ["w:uint4b8,s:g128:bfloat16", "w:float4_e2m1,s:g32:float8_e8m0fnu", "w:float8_e4m3fn,s:b128x128:float32"]
+OTHER_MS = [1, 8, 9, 16, 17, 33, 65, 129, 257, 385, 513, 1025, 2047]
+
+
+@pytest.mark.parametrize("arch,desc", [("sm_90a", d) for d in INVARIANT_DESCS]
+                         + [(a, d) for a in OTHER_ARCHS for d in OTHER_DESCS])
+def test_every_plan_covers_the_layer_once_within_the_device_limits(arch, desc, cache_dir):
+    """Every plan of these formats x shapes (odd N / K too) x token counts across every bucket, on an H200's 132 SMs
+    (and at the bucket edges on every other arch, with its table's SM count and shared memory): the launches cover
+    every token row, weight row and K atom exactly once (split plans: the head's rows end on a base-tile boundary, the
+    tail starts there), no launch exceeds a block's shared memory, split-K has no empty split, a workspace exists
+    exactly where a launch sums splits through it and stays under 64 MB, and the flags carry the reducers and the
+    first row tile."""
     from vllm_humming.ops.plan import FLAG_REDUCERS_SHIFT
 
     for n, k in INVARIANT_SHAPES:
-        planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
+        planner = OfflinePlanner(desc, n, k, arch, 0, dtype=torch.float16 if arch == "sm_75" else torch.bfloat16,
+                                 cache_dir=cache_dir)
         info, k_atoms = planner.info, planner.k64 // 64
-        for m in INVARIANT_MS:
+        for m in (INVARIANT_MS if arch == "sm_90a" else OTHER_MS):
             lp = planner.plan(m)
             if lp is None:
                 assert m >= planner.prefill_m
@@ -282,7 +291,7 @@ def test_every_plan_covers_the_layer_once_within_the_device_limits(desc, cache_d
                 assert (pl.flags >> FLAG_REDUCERS_SHIFT) & 15 == pl.reducers and 1 <= pl.reducers <= 4, where
                 assert pl.ws_numel * 4 <= 64 << 20, where
                 if c.bulk or c.stream_k:
-                    assert pl.grid[1:] == (1, 1) and 1 <= pl.grid[0] <= 132 * 4 and pl.ws_numel > 0, where
+                    assert pl.grid[1:] == (1, 1) and 1 <= pl.grid[0] <= info.sms * 4 and pl.ws_numel > 0, where
                     rows_covered = planner.n16
                     continue
                 m_tiles, rows, splits = pl.grid
