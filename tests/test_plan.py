@@ -169,8 +169,12 @@ def test_plan_command_prints_the_plans(cache_dir, monkeypatch, capsys, tmp_path)
     assert "  M=257-384: bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma grid=(132, 1, 1) stream-K" in text
     assert "  M=1793-2047: " in text and "from M=2048" in text
     assert main(["plan", "--shapes", "12x", "--ms", "1"]) == 2
+    with pytest.raises(SystemExit):
+        main(["plan", "--sms", "-3"])
+    assert main(["plan", "--arch", "sm_99", "--shapes", "256x256", "--ms", "1"]) == 2
     assert main(["plan", "--desc", "w:uint4b8,s:g7:bfloat16", "--shapes", "256x256", "--ms", "1"]) == 2
-    assert "vllm-humming plan" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "vllm-humming plan" in err and "--sms must be an SM count" in err and "cannot compile for sm_99" in err
 
 
 class _FakeLauncher:

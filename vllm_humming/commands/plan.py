@@ -29,9 +29,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma list of token counts, or 'all': every M up to the prefill threshold, consecutive M "
                         "with the same plan printed as one range (default: %(default)s)")
     p.add_argument("--arch", default="sm_90a", help="target arch (default: %(default)s)")
-    p.add_argument("--sms", type=int, default=0, help="SM count (default: the arch's, 132 for sm_90a)")
+    p.add_argument("--sms", type=_sm_count, default=0, help="SM count (default: the arch's, 132 for sm_90a)")
     p.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16"), help="activation dtype")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the plans as JSON ('-' = stdout)")
+
+
+def _sm_count(v: str) -> int:
+    if not v.strip().isdigit() or not 1 <= int(v) <= 1024:
+        raise argparse.ArgumentTypeError(f"--sms must be an SM count from 1 to 1024, got {v!r}")
+    return int(v)
 
 
 def _weight_desc(name: str) -> str:
@@ -44,19 +50,21 @@ def _weight_desc(name: str) -> str:
 
 
 def layer_plans(desc: str, n: int, k: int, ms, arch: str, sms: int = 0, dtype=None, cache_dir=None):
-    """[(m, plan info dict or None for the prefill path, [per-launch dicts])] for one layer."""
+    """[(m, plan info dict or None for the prefill path, [per-launch dicts], one-line description)] for one layer, and
+    its planner.  ``ms`` None: every M below the layer's prefill threshold."""
     import torch
 
     from ..ops.gemm import OfflinePlanner
+    from ..ops.plan import describe
     from ..tuning.heuristics import m_bucket
 
     planner = OfflinePlanner(_weight_desc(desc), n, k, arch, sms, dtype or torch.bfloat16, cache_dir=cache_dir)
     info = planner.info
     out = []
-    for m in ms:
+    for m in (range(1, planner.prefill_m) if ms is None else ms):
         lp = planner.plan(m)
         if lp is None:
-            out.append((m, None, []))
+            out.append((m, None, [], "expand + cuBLAS"))
             continue
         launches = []
         for pl in lp.launches:
@@ -67,7 +75,7 @@ def layer_plans(desc: str, n: int, k: int, ms, arch: str, sms: int = 0, dtype=No
                              "smem": pl.smem, "regs": fit.regs, "blocks_per_sm": resident, "blocks": blocks,
                              "waves": round(blocks / (info.sms * resident), 3), "workspace_bytes": 4 * pl.ws_numel,
                              "flags": pl.flags})
-        out.append((m, dict(lp.info), launches))
+        out.append((m, dict(lp.info), launches, describe(lp)))
     return out, planner
 
 
@@ -76,7 +84,6 @@ def run(args) -> int:
 
     from ..bench.formats import BenchArgError, parse_ms
     from ..desc import DescError
-    from ..ops.plan import describe
 
     collapse = args.ms.strip() == "all"
     try:
@@ -89,9 +96,6 @@ def run(args) -> int:
     report = {"desc": args.desc, "arch": args.arch, "dtype": args.dtype, "layers": []}
     for n, k in shapes:
         try:
-            if collapse:
-                _, planner = layer_plans(args.desc, n, k, [], args.arch, args.sms, dtype)
-                ms = list(range(1, planner.prefill_m))
             plans, planner = layer_plans(args.desc, n, k, ms, args.arch, args.sms, dtype)
         except (DescError, ValueError) as e:
             print(f"vllm-humming plan: {args.desc} {n}x{k}: {e}", file=sys.stderr)
@@ -100,15 +104,14 @@ def run(args) -> int:
               f"from M={planner.prefill_m}")
         layer = {"n": n, "k": k, "sms": planner.info.sms, "prefill_m": planner.prefill_m, "plans": []}
         lines = []    # (m, text)
-        for m, info, launches in plans:
+        for m, info, launches, text in plans:
             if info is None:
-                lines.append((m, "expand + cuBLAS"))
+                lines.append((m, text))
                 layer["plans"].append({"m": m, "prefill": True})
                 continue
             waves = " + ".join(f"{x['blocks']} blocks / {x['blocks_per_sm']} per SM = {x['waves']:.2f} waves"
                                for x in launches)
-            lines.append((m, f"{describe(planner.plan(m))}\n         {waves}; smem {launches[0]['smem']} B, "
-                             f"{launches[0]['regs']} regs"))
+            lines.append((m, f"{text}\n         {waves}; smem {launches[0]['smem']} B, {launches[0]['regs']} regs"))
             layer["plans"].append({"m": m, "info": info, "launches": launches})
         i = 0
         while i < len(lines):

@@ -202,6 +202,13 @@ def stage_smem(choice: KernelChoice, fp: FormatParams) -> int:
     return choice.smem_bytes(fp.bits, groups_per_stage(fp.group, choice.block_k), fp.zero_mode != 0, fp.group)
 
 
+def format_choice(arch: str, bucket: int, fp: FormatParams, n: int, k: int, sms: int = 0) -> KernelChoice:
+    """The heuristics' kernel choice for one M bucket of an N x K layer of this format (what GemmLayer, the offline
+    planner and layer_kernel_specs take where no choice is forced)."""
+    return choose_kernel(arch, bucket, fp.bits, fp.group, fp.zero_mode, sms, k=k, n=n,
+                         float_family=fp.family == "float")
+
+
 def format_alternatives(choice: KernelChoice, arch: str, fp: FormatParams,
                         dtype: torch.dtype) -> List[Tuple[str, KernelChoice]]:
     """heuristics.plan_alternatives of a bucket's choice that can serve this format and dtype on this arch (the x16
@@ -337,7 +344,7 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
         if lo >= prefill_m:
             break
         lo = b + 1
-        c = choose_kernel(arch, b, fp.bits, fp.group, fp.zero_mode, k=k, n=n, float_family=fp.family == "float")
+        c = format_choice(arch, b, fp, n, k)
         # (+ what _plan may launch: the alternatives whose stages fit shared memory, as GemmLayer._alternatives)
         for c in [c] + [alt for _, alt in format_alternatives(c, arch, fp, dtype)]:
             if c in seen:
@@ -369,8 +376,7 @@ class OfflinePlanner:
         self._fits: Dict[Tuple[int, str], object] = {}
 
     def choice(self, bucket: int) -> KernelChoice:
-        return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info.sms,
-                             k=self.k, n=self.n, float_family=self.fp.family == "float")
+        return format_choice(self.arch, bucket, self.fp, self.n, self.k, self.info.sms)
 
     def fit(self, bucket: int, tag: str = ""):
         key = (bucket, tag)
@@ -568,8 +574,7 @@ class GemmLayer:
                 raise DescError(f"layer {self.name!r} ({self.desc}): forced kernel choice {c.short()} for M bucket "
                                 f"{bucket}: {why}")
             return c
-        return choose_kernel(self.arch, bucket, self.fp.bits, self.fp.group, self.fp.zero_mode,
-                             self.info.sms, k=self.k, n=self.n, float_family=self.fp.family == "float")
+        return format_choice(self.arch, bucket, self.fp, self.n, self.k, self.info.sms)
 
     def _kernel_buckets(self):
         """M buckets served by the GEMM kernel (the rest take the prefill path; forced buckets always take the kernel)."""
