@@ -1,14 +1,18 @@
-"""The fused-MoE method behind ``--quantization humming`` (plain-torch FALLBACK until our MoE GPU kernels exist).
+"""The fused-MoE method behind ``--quantization humming``: the expert-indexed kernels (``HUMMING_MOE_KERNELS=1``,
+opt-in until verified on a GPU: :mod:`vllm_humming.ops.moe_gemm`) or the plain-torch FALLBACK.
 
 Checkpoint expert tensors are captured per (expert, shard) by our own weight loader exactly as the checkpoint stores
 them (e.g. ``experts.3.gate_proj.weight_packed``), converted with the same format converters as linear layers,
 cut to this rank's tensor-parallel part (gate/up: output rows, down: input channels -- exact for group scales and
-act-order, see :mod:`vllm_humming.linear.shard`), dequantized once, and run by
-:func:`vllm_humming.moe.fallback.torch_moe_fallback` with vLLM's routing.
+act-order, see :mod:`vllm_humming.linear.shard`).  On a GPU with ``HUMMING_MOE_KERNELS=1`` they stay quantized and
+run on :class:`vllm_humming.ops.moe_gemm.FusedMoeGemm` where the experts allow it (no act-order, no shard cutting
+scale groups); otherwise they are dequantized once and run by :func:`vllm_humming.moe.fallback.torch_moe_fallback`
+with vLLM's routing (the reason is logged).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -16,7 +20,10 @@ import torch
 from ..desc import DescError
 from ..linear.shard import ShardedWeight, dense_weight, slice_k, slice_n
 from ..reference import quantize_weight
+from ..ops.moe_gemm import build_fused_moe, moe_kernels_enabled
 from .fallback import torch_moe_fallback
+
+logger = logging.getLogger("vllm_humming")
 
 __all__ = ["make_moe_method", "is_moe_layer"]
 
@@ -63,9 +70,12 @@ if _Base is not None:
             self.scheme = scheme
             self.prefix = prefix
 
+        _kernel_path = False
+
         @property
         def method_name(self) -> str:
-            return "HummingMoEMethod(torch fallback)"
+            return "HummingMoEMethod(expert-indexed kernels)" if self._kernel_path else \
+                "HummingMoEMethod(torch fallback)"
 
         def create_weights(self, layer, num_experts, hidden_size, intermediate_size_per_partition, params_dtype,
                            **extra_weight_attrs):
@@ -123,15 +133,12 @@ if _Base is not None:
             i_full = i_part * tp
             i0, i1 = rank * i_part, (rank + 1) * i_part
             dt = layer.hm_params_dtype
-            w13 = torch.empty(e_local, 2 * i_part, h, dtype=dt)
-            w2 = torch.empty(e_local, h, i_part, dtype=dt)
+            experts = []
             for e in range(e_local):
                 gate = slice_n(self._convert(layer, e, "w1", i_full, h), i0, i1)
                 up = slice_n(self._convert(layer, e, "w3", i_full, h), i0, i1)
                 down = slice_k(self._convert(layer, e, "w2", h, i_full), i0, i1)
-                w13[e, :i_part] = dense_weight(ShardedWeight(gate), h).to(dt)
-                w13[e, i_part:] = dense_weight(ShardedWeight(up), h).to(dt)
-                w2[e] = dense_weight(down, i_part).to(dt)
+                experts.append((gate, up, down))
             leftover = sorted({k[:2] for k in layer.hm_store})
             if leftover:
                 raise DescError(f"MoE layer {self.prefix!r}: tensors loaded for experts/shards {leftover[:4]} that "
@@ -141,12 +148,36 @@ if _Base is not None:
                     if nm.startswith(side + "_"):
                         delattr(layer, nm)
             dev = next((b.device for b in layer.buffers()), torch.device("cpu"))
+            del layer.hm_store
+            layer.hm_moe = None
+            if dev.type == "cuda" and moe_kernels_enabled():
+                # the expert-indexed kernels (ops/moe_gemm.py): quantized experts stay quantized
+                from ..quant_config.formats import concat_shards
+
+                w13q = [concat_shards([g, u], name=f"{self.prefix}.experts.{e}.w13")
+                        for e, (g, u, _) in enumerate(experts)]
+                moe, why = build_fused_moe(w13q, [d for _, _, d in experts], dt, dev, self.prefix)
+                if moe is not None:
+                    layer.hm_moe = moe
+                    self._kernel_path = True
+                    return
+                logger.warning("vllm-humming: MoE layer %s runs the plain-torch fallback: %s", self.prefix, why)
+            w13 = torch.empty(e_local, 2 * i_part, h, dtype=dt)
+            w2 = torch.empty(e_local, h, i_part, dtype=dt)
+            for e, (gate, up, down) in enumerate(experts):
+                w13[e, :i_part] = dense_weight(ShardedWeight(gate), h).to(dt)
+                w13[e, i_part:] = dense_weight(ShardedWeight(up), h).to(dt)
+                w2[e] = dense_weight(down, i_part).to(dt)
             layer.hm_w13 = torch.nn.Parameter(w13.to(dev), requires_grad=False)
             layer.hm_w2 = torch.nn.Parameter(w2.to(dev), requires_grad=False)
-            del layer.hm_store
 
         def apply(self, layer, x, topk_weights, topk_ids, shared_experts=None, shared_experts_input=None, *a, **kw):
             expert_map = getattr(layer, "expert_map", None)
+            moe = getattr(layer, "hm_moe", None)
+            if moe is not None:
+                return moe(x, topk_weights, topk_ids, activation=getattr(layer, "activation", "silu"),
+                           expert_map=expert_map,
+                           apply_router_weight_on_input=bool(getattr(layer, "apply_router_weight_on_input", False)))
             y = torch_moe_fallback(x, layer.hm_w13, layer.hm_w2, topk_weights, topk_ids,
                                    activation=getattr(layer, "activation", "silu"), expert_map=expert_map,
                                    apply_router_weight_on_input=bool(getattr(layer, "apply_router_weight_on_input",
