@@ -153,3 +153,25 @@ def test_build_refuses_act_order_and_names_why(monkeypatch):
     q13 = [quantize_weight(torch.randn(256, 512, device="cuda"), desc, name="g")]
     moe, why = build_fused_moe(q13, q2, torch.bfloat16, "cuda", "layer")
     assert moe is not None and why == ""
+
+
+def test_per_expert_exponent_folds():
+    """MXFP4 experts of very different magnitudes: the large ones' group scales need the exponent fold (a per-tensor
+    2^k, gemm._fold_exponent), the small ones none -- the stacked per-expert tensor scale must pair each expert with
+    its own k (1.0 where it has none)."""
+    desc = WeightDesc.parse("w:float4_e2m1,s:g32:float8_e8m0fnu")
+    experts, topk, hidden, inter = 8, 2, 512, 256
+    dt = torch.bfloat16
+    q13, d13, q2, d2 = [], [], [], []
+    for i in range(experts):
+        big = 4000.0 if i % 2 else 1.0
+        a = quantize_weight(torch.randn(2 * inter, hidden, device="cuda") * 0.05 * big, desc, name=f"e{i}.w13")
+        b = quantize_weight(torch.randn(hidden, inter, device="cuda") * 0.05 / big, desc, name=f"e{i}.w2")
+        q13.append(a), q2.append(b), d13.append(a.dequantize()), d2.append(b.dequantize())
+    moe = FusedMoeGemm(q13, q2, dt, name="folds")
+    assert moe.w13.tscale is not None and (moe.w13.tscale[1::2] > 1).all() and (moe.w13.tscale[0::2] == 1).all()
+    d13, d2 = torch.stack(d13), torch.stack(d2)
+    for t in (1, 64):
+        x = torch.randn(t, hidden, device="cuda").to(dt)
+        ids, wts = _route(t, topk, experts)
+        _close(moe(x, wts, ids), torch_moe_fallback(x, d13, d2, wts, ids), 2.5e-2)

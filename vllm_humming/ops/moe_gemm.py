@@ -158,21 +158,33 @@ class ExpertGemm:
         self.fp = format_params(self.desc)
         self.device = qws[0].qweight.device
         stacked: Dict[str, torch.Tensor] = {}
+        tscales: List[Optional[torch.Tensor]] = []
         for e, q in enumerate(qws):
             layer = GemmLayer(q, None, out_dtype)        # the dense repack (codes, scales, zero points, folds)
             if e == 0:
                 self.arch, self.info = layer.arch, layer.info
                 self.n16, self.k64, self.k8 = layer.n16, layer.k64, layer.k8
-            for attr in ("w", "gscale", "gzero", "chscale", "tscale", "bias"):
+            for attr in ("w", "gscale", "gzero", "chscale", "bias"):
+                # (present for every expert or for none: the description decides, and moe_unsupported_reason
+                # checked the bias)
                 t = getattr(layer, attr)
                 if t is None:
                     continue
                 if e == 0:
                     stacked[attr] = torch.empty((self.experts,) + tuple(t.shape), dtype=t.dtype, device=t.device)
                 stacked[attr][e].copy_(t)
+            # the per-tensor fp32 scale may exist for some experts only: a float format's exponent fold (gemm.py
+            # _fold_exponent) is per expert, 2^k with k = 0 for most -- the others then get 1.0
+            tscales.append(layer.tscale)
             del layer
-        for attr in ("w", "gscale", "gzero", "chscale", "tscale", "bias"):
+        for attr in ("w", "gscale", "gzero", "chscale", "bias"):
             setattr(self, attr, stacked.get(attr))
+        self.tscale = None
+        if any(t is not None for t in tscales):
+            self.tscale = torch.ones(self.experts, dtype=torch.float32, device=self.device)
+            for e, t in enumerate(tscales):
+                if t is not None:
+                    self.tscale[e:e + 1].copy_(t.reshape(1))
         per = lambda t: 0 if t is None else t[0].numel()       # noqa: E731  elements per expert
         self.strides = (per(self.w), per(self.gscale), per(self.chscale), per(self.bias))
         if self.gzero is not None and per(self.gzero) != self.strides[1]:
