@@ -126,8 +126,8 @@ if _Base is not None:
             return self.scheme.convert(t, n, k, where)
 
         def process_weights_after_loading(self, layer) -> None:
-            if getattr(layer, "hm_w13", None) is not None:
-                return
+            if getattr(layer, "hm_w13", None) is not None or getattr(layer, "hm_moe", None) is not None:
+                return      # (already processed)
             e_local, h, i_part = layer.hm_dims
             rank, tp = _moe_tp(self.moe)
             i_full = i_part * tp
