@@ -164,6 +164,19 @@ def test_fused_moe_rejects_bad_inputs():
     bad = (_TorchSide(torch.zeros(4, 16, 32), None, 8, dt), _TorchSide(torch.zeros(5, 32, 8), None, 8, dt))
     with pytest.raises(DescError, match="4 w13 experts but 5 w2 experts"):
         FusedMoeGemm(None, None, dt, name="L", sides=bad)
+    bad = (_TorchSide(torch.zeros(4, 16, 32), None, 8, dt), _TorchSide(torch.zeros(4, 32, 5), None, 8, dt))
+    with pytest.raises(DescError, match=r"w13 experts are \[16, 32\] and w2 experts \[32, 5\]"):
+        FusedMoeGemm(None, None, dt, name="L", sides=bad)
+    with pytest.raises(DescError, match="2-D .* floating tensor .* got torch.int64"):
+        moe(torch.zeros(3, 32, dtype=torch.int64), torch.ones(3, 2), torch.zeros(3, 2, dtype=torch.int32))
+    with pytest.raises(DescError, match="integer expert ids .* got torch.float32 and torch.float32"):
+        moe(torch.zeros(3, 32, dtype=dt), torch.ones(3, 2), torch.zeros(3, 2))
+    with pytest.raises(DescError, match="into 16, but the w2 experts take 8 inputs"):
+        moe(torch.zeros(3, 32, dtype=dt), torch.ones(3, 2), torch.zeros(3, 2, dtype=torch.int32),
+            activation="silu_no_mul")
+    moe.device = torch.device("meta")
+    with pytest.raises(DescError, match="x is on cpu, the experts on meta"):
+        moe(torch.zeros(3, 32, dtype=dt), torch.ones(3, 2), torch.zeros(3, 2, dtype=torch.int32))
 
 
 def test_unsupported_experts_are_named():

@@ -201,8 +201,9 @@ class ExpertGemm:
                           self.info.sms)
 
     def bt(self, tokens: int, topk: int) -> int:
-        """The token tile (moe_routing's padding) of this side's kernel for ``tokens`` tokens routed top-``topk``."""
-        return self.choice(tokens, topk).bt
+        """The token tile (moe_routing's padding) of this side's kernel for ``tokens`` tokens routed top-``topk``
+        (from the cached plan: no heuristics per call)."""
+        return (self._plans.get((tokens, topk)) or self._plan(tokens, topk))[2]
 
     def _kernel(self, choice: KernelChoice):
         kn = self._kernels.get(choice)
@@ -295,18 +296,33 @@ class FusedMoeGemm:
         if self.w2.experts != self.experts:
             raise DescError(f"MoE layer {name!r}: {self.w13.experts} w13 experts but {self.w2.experts} w2 experts")
         self.hidden = self.w13.k
+        if self.w2.n != self.hidden or self.w13.n not in (self.w2.k, 2 * self.w2.k):
+            raise DescError(f"MoE layer {name!r}: w13 experts are [{self.w13.n}, {self.w13.k}] and w2 experts "
+                            f"[{self.w2.n}, {self.w2.k}]; expected w13 [2 * I (or I for *_no_mul), H] and w2 [H, I]")
+        self.device = getattr(self.w13, "device", None)
 
     def __call__(self, x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor, activation="silu",
                  expert_map: Optional[torch.Tensor] = None, apply_router_weight_on_input: bool = False,
                  activation_kw: Optional[dict] = None) -> torch.Tensor:
         from ..moe.fallback import activation_fn
 
+        if x.dim() != 2 or not x.is_floating_point():
+            raise DescError(f"MoE layer {self.name!r}: x must be a 2-D [tokens, hidden] floating tensor (bfloat16, "
+                            f"float16 or float32), got {x.dtype} {list(x.shape)}")
         t, h = x.shape
         if h != self.hidden:
             raise DescError(f"MoE layer {self.name!r}: input has hidden size {h}, experts expect {self.hidden}")
         if topk_ids.dim() != 2 or topk_ids.shape[0] != t or topk_weights.shape != topk_ids.shape:
             raise DescError(f"MoE layer {self.name!r}: topk_ids and topk_weights must both be [{t}, topk], got "
                             f"{list(topk_ids.shape)} and {list(topk_weights.shape)}")
+        if topk_ids.is_floating_point() or topk_ids.dtype == torch.bool or not topk_weights.is_floating_point():
+            raise DescError(f"MoE layer {self.name!r}: topk_ids must be integer expert ids and topk_weights floating "
+                            f"router weights, got {topk_ids.dtype} and {topk_weights.dtype}")
+        if self.device is not None:
+            for what, tt in (("x", x), ("topk_ids", topk_ids), ("topk_weights", topk_weights)):
+                if tt.device != self.device:
+                    raise DescError(f"MoE layer {self.name!r}: {what} is on {tt.device}, the experts on "
+                                    f"{self.device}")
         topk = topk_ids.shape[1]
         if t == 0:
             return x.new_zeros((0, self.w2.n), dtype=self.dtype)
@@ -326,6 +342,9 @@ class FusedMoeGemm:
         h1 = self.w13(xs.contiguous(), tiles1, t, topk)
         # (in fp32 from the rounded GEMM output, rounded once: as the plain-torch fallback does)
         a = activation_fn(activation, h1.to(torch.float32), **(activation_kw or {})).to(self.dtype)
+        if a.shape[1] != self.w2.k:
+            raise DescError(f"MoE layer {self.name!r}: activation {activation!r} turns w13's {h1.shape[1]} outputs "
+                            f"into {a.shape[1]}, but the w2 experts take {self.w2.k} inputs")
         bt2 = self.w2.bt(t, topk)
         if bt2 == bt1:
             slots2, tiles2 = slots1, tiles1
