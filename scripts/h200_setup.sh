@@ -17,7 +17,7 @@ gpu_suites() {  # TIMEOUT_S
   local par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
   step "$1" python3 -m pytest -q $par -m gpu tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_ops_gpu.py \
     tests/test_prefill_chunks.py tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py \
-    tests/test_moe_gpu.py -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
+    tests/test_moe_gpu.py tests/test_act_quant_gpu.py -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
   grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
 }
 e2e_fixtures() {

@@ -108,7 +108,12 @@ def unsupported_reason(qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype
     """Why this layer cannot run on our GPU kernels ('' when it can)."""
     desc = qw.desc
     if act is not None and act.quantized:
-        return (f"activation quantization ({act}) has no GPU kernel yet (WnA16 only); using the torch fallback")
+        # quantized activations: the act-quant kernel, then this GEMM on its bf16 / fp16 values (act_quant.py)
+        from .act_quant import act_quant_unsupported_reason
+
+        why = act_quant_unsupported_reason(act, out_dtype, qw.k_perm is not None)
+        if why:
+            return f"activations {act}: {why}"
     if out_dtype not in _CTYPE:
         return f"GPU kernels compute and write bfloat16 or float16, not {out_dtype}"
     dev = qw.qweight.device
@@ -134,14 +139,20 @@ def unsupported_reason(qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype
 
 def kernel_family(desc: WeightDesc, act: Optional[ActDesc] = None) -> str:
     """A short name of the kernel family a description runs on (for `inspect`), or the fallback reason."""
+    pre = ""
     if act is not None and act.quantized:
-        return f"torch fallback (activation quantization {act} not on GPU kernels yet)"
+        from .act_quant import act_quant_unsupported_reason
+
+        why = act_quant_unsupported_reason(act, torch.bfloat16)
+        if why:
+            return f"torch fallback (activations {act}: {why})"
+        pre = f"act quant ({act}) -> "
     fp = format_params(desc)
     what = f"int{fp.bits}" if fp.family == "int" else f"e{fp.exp}m{fp.man}"
     scale = (f"g{fp.group}" if fp.group else "") + ("+channel" if fp.epilogue_channel else "") + \
             ("+tensor" if fp.epilogue_tensor else "")
     zp = {0: "", 1: "+zp", 2: "+fzp"}[fp.zero_mode]
-    return f"wna16 mma.sync ({what}{zp} {scale or 'noscale'})"
+    return f"{pre}wna16 mma.sync ({what}{zp} {scale or 'noscale'})"
 
 
 # ---------------------------------------------------------------------------------------------------- codegen
@@ -462,6 +473,9 @@ class GemmLayer:
     def __init__(self, qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype,
                  choices: Optional[Dict[int, KernelChoice]] = None):
         self._forced = dict(choices or {})   # M bucket -> KernelChoice (tuning / tests); heuristics otherwise
+        if act is not None and act.quantized:
+            raise DescError(f"layer {qw.name!r} ({qw.desc}): GemmLayer computes with bf16 / fp16 activations; "
+                            f"quantized activations ({act}) run through act_quant.QuantActGemm (prepare_linear)")
         reason = unsupported_reason(qw, act, out_dtype)
         if reason:
             raise DescError(f"layer {qw.name!r} ({qw.desc}): {reason}")

@@ -75,6 +75,10 @@ class PreparedLinear:
         return self._dense
 
 
+def _plain_act(out_dtype: torch.dtype) -> str:
+    return "float16" if out_dtype == torch.float16 else "bfloat16"
+
+
 def prepare_linear(qw: QuantizedWeight, act: Optional[ActDesc] = None, out_dtype: torch.dtype = torch.bfloat16,
                    device=None, force_fallback: bool = False,
                    static_act_scale: Optional[torch.Tensor] = None) -> PreparedLinear:
@@ -104,7 +108,14 @@ def prepare_linear(qw: QuantizedWeight, act: Optional[ActDesc] = None, out_dtype
     if reason:
         pl.fallback_reason = reason
         return pl
-    pl.kernel = gemm.GemmLayer(qw, act, out_dtype)
+    if act.quantized:
+        from .act_quant import ActQuantizer, QuantActGemm
+
+        quantizer = ActQuantizer(act, out_dtype, qw.qweight.device, pl.static_act_scale, qw.name,
+                                 k_perm=qw.k_perm is not None)
+        pl.kernel = QuantActGemm(quantizer, gemm.GemmLayer(qw, ActDesc(_plain_act(out_dtype)), out_dtype))
+    else:
+        pl.kernel = gemm.GemmLayer(qw, act, out_dtype)
     pl.backend = "kernel"
     return pl
 
