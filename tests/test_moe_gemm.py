@@ -115,9 +115,58 @@ class _TorchSide:
         return y.to(self.dtype)
 
 
+class _TorchRoute:
+    """A stand-in for ops.moe_route.MoeRouteKernels built from the torch definitions, so the six-launch
+    orchestration (FusedMoeGemm._call_route_kernels: resorting between tile sizes, activation widths, weights on the
+    input or at the end) runs on the CPU; the kernels themselves are checked in tests/test_moe_route.py."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def align(self, topk_ids, experts, bt, tiles, expert_map=None):
+        slots, te = moe_routing(topk_ids, experts, bt, expert_map)
+        assert slots.numel() == tiles * bt
+        s = topk_ids.numel()
+        srow = torch.full((s,), -1, dtype=torch.int32)
+        placed = slots < s
+        srow[slots[placed]] = torch.nonzero(placed).flatten().to(torch.int32)
+        return slots.to(torch.int32), te, srow
+
+    def gather(self, x, slots, w, topk, k8, on_input):
+        x = x.to(self.dtype)
+        s = w.numel()
+        xs = torch.cat([x, x.new_zeros((1, x.shape[1]))]).index_select(0, slots.long() // topk)
+        if on_input:
+            w_ext = torch.cat([w.reshape(-1), torch.zeros(1)])
+            xs = (xs.float() * w_ext.index_select(0, slots.long()).unsqueeze(1)).to(self.dtype)
+        assert bool((slots <= s).all())
+        return torch.nn.functional.pad(xs, (0, k8 - x.shape[1])).contiguous()
+
+    def activation(self, h1, code, n_out, lda, alpha, limit):
+        from vllm_humming.moe.fallback import activation_fn
+        from vllm_humming.ops.moe_route import ACTIVATIONS
+
+        name = {c: n for n, (c, _) in ACTIVATIONS.items()}[code]
+        kw = {"alpha": alpha, "limit": limit} if name == "swigluoai" else {}
+        a = activation_fn(name, h1.float(), **kw).to(self.dtype)
+        assert a.shape[1] == n_out
+        return torch.nn.functional.pad(a, (0, lda - n_out)).contiguous()
+
+    def combine(self, o, srow, w, tokens, topk, weighted):
+        out = torch.zeros(tokens, o.shape[1])
+        for j in range(topk):
+            r = srow.reshape(tokens, topk)[:, j].long()
+            v = o.float()[r.clamp(min=0)] * (r >= 0).unsqueeze(1)
+            if weighted:
+                v = v * w.reshape(tokens, topk)[:, j:j + 1]
+            out += v
+        return out.to(self.dtype)
+
+
+@pytest.mark.parametrize("route", ["torch", "kernels"])
 @pytest.mark.parametrize("t", [1, 17, 64, 257])
 @pytest.mark.parametrize("case", ["silu", "gelu_bias", "router_on_input", "ep_bt_differ", "no_mul"])
-def test_fused_moe_matches_the_torch_fallback(t, case):
+def test_fused_moe_matches_the_torch_fallback(t, case, route):
     gen = torch.Generator().manual_seed(t * 7 + len(case))
     experts, topk, hidden, inter = (16, 4, 72, 40)
     dt = torch.bfloat16
@@ -140,6 +189,8 @@ def test_fused_moe_matches_the_torch_fallback(t, case):
     bt1, bt2 = (8, 16) if case == "ep_bt_differ" else (16, 16)
     sides = (_TorchSide(w13, b13, bt1, dt), _TorchSide(w2, b2, bt2, dt))
     moe = FusedMoeGemm(None, None, dt, name="model.layers.0.mlp.experts", sides=sides)
+    if route == "kernels":
+        moe._route_kernels = lambda slots: _TorchRoute(dt)
     on_input = case == "router_on_input"
     got = moe(x, wts, ids, activation=act, expert_map=emap, apply_router_weight_on_input=on_input)
     want = torch_moe_fallback(x, w13, w2, wts, ids, activation=act, expert_map=emap,

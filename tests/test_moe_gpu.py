@@ -175,3 +175,44 @@ def test_per_expert_exponent_folds():
         x = torch.randn(t, hidden, device="cuda").to(dt)
         ids, wts = _route(t, topk, experts)
         _close(moe(x, wts, ids), torch_moe_fallback(x, d13, d2, wts, ids), 2.5e-2)
+
+
+@pytest.mark.parametrize("activation", ["silu", "gelu", "gelu_tanh", "swigluoai", "silu_no_mul", "relu2_no_mul"])
+def test_route_kernels_match_the_torch_route(monkeypatch, activation):
+    """The six-launch path (ops/moe_route.py: align, gather, activation, combine around the GEMMs) against the same
+    layer on the torch routing ops (HUMMING_MOE_ROUTE_KERNELS=0), token counts on both sides of the align kernel's
+    slot limit, and the fallback on the dequantized experts."""
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    experts, topk, hidden, inter = 32, 4, 512, 256
+    dt = torch.bfloat16
+    n13 = inter if activation.endswith("_no_mul") else 2 * inter
+    q13, d13 = _experts(desc, experts, n13, hidden)
+    q2, d2 = _experts(desc, experts, hidden, inter)
+    moe = FusedMoeGemm(q13, q2, dt, name=f"route[{activation}]")
+    kw = {"alpha": 1.702, "limit": 7.0} if activation == "swigluoai" else None
+    for t in (1, 17, 300, 2048, 2049):          # 2049 x 4 slots > ALIGN_MAX_SLOTS: the torch routing either way
+        x = torch.randn(t, hidden, device="cuda").to(dt)
+        ids, wts = _route(t, topk, experts)
+        got = moe(x, wts, ids, activation=activation, activation_kw=kw)
+        monkeypatch.setenv("HUMMING_MOE_ROUTE_KERNELS", "0")
+        ref = moe(x, wts, ids, activation=activation, activation_kw=kw)
+        monkeypatch.delenv("HUMMING_MOE_ROUTE_KERNELS")
+        _close(got, ref, 1e-2)
+        _close(got, torch_moe_fallback(x, d13, d2, wts, ids, activation=activation), 2.5e-2)
+    assert moe._route is not None
+
+
+def test_align_kernel_is_moe_routing():
+    from vllm_humming.ops.moe_gemm import moe_max_tiles
+    from vllm_humming.ops.moe_route import MoeRouteKernels
+
+    k = MoeRouteKernels(torch.bfloat16, "cuda", "align")
+    for t, topk, e, bt in ((1, 8, 64, 16), (17, 6, 60, 32), (257, 8, 256, 64), (1024, 8, 256, 128), (4, 2, 8, 16)):
+        ids, _ = _route(t, topk, e)
+        for idt in (torch.int32, torch.int64):
+            tiles = moe_max_tiles(t * topk, e, bt)
+            slots, te, srow = k.align(ids.to(idt), e, bt, tiles)
+            want_slots, want_te = moe_routing(ids, e, bt)
+            assert torch.equal(slots.long(), want_slots) and torch.equal(te, want_te), (t, topk, e, bt, idt)
+            placed = want_slots < t * topk
+            assert torch.equal(srow[want_slots[placed]].long(), torch.nonzero(placed).flatten())

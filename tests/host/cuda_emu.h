@@ -4,10 +4,11 @@
 //   emu::launch(grid, block, [&] { humming::some_kernel_body<...>(args...); });
 //
 // Blocks run one after another; the threads of a block are std::threads.  __syncthreads() is a block-wide barrier.
-// __shfl_xor_sync is emulated through a per-block exchange array and two barriers, so EVERY thread of the block must
-// reach every shuffle in the same order -- true for kernels whose shuffles sit in block-uniform control flow (what
-// act_quant.cuh does; a kernel that shuffles inside a divergent branch would deadlock here, not pass silently).
-// Not emulated: memory ordering subtleties, warp-synchronous code without shuffles, atomics, async copies.
+// Warp shuffles and ballots go through an exchange array and two barriers of the thread's WARP, so all 32 lanes of
+// a warp must reach each one -- what a full-mask *_sync call requires on the GPU too (a kernel that shuffles in a
+// branch only some lanes take would deadlock here, not pass silently).  Shared-memory atomicAdd on int is a real
+// atomic.  Not emulated: memory-ordering subtleties beyond barriers, warp-synchronous code without *_sync calls,
+// async copies, inline PTX.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -16,6 +17,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -41,28 +43,70 @@ inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
 }
 
 namespace emu {
-inline std::unique_ptr<std::barrier<>> g_barrier;
-inline std::vector<float> g_exchange;
-}  // namespace emu
-
-inline void __syncthreads() { emu::g_barrier->arrive_and_wait(); }
-
-inline float __shfl_xor_sync(unsigned /*mask*/, float v, int lane_mask) {
-  emu::g_exchange[threadIdx.x] = v;
-  __syncthreads();
-  const unsigned src = threadIdx.x ^ (unsigned)lane_mask;   // lane_mask < 32: stays in the warp
-  const float r = emu::g_exchange[src];
-  __syncthreads();
+inline std::unique_ptr<std::barrier<>> g_block_barrier;
+inline std::vector<std::unique_ptr<std::barrier<>>> g_warp_barriers;   // one per warp: the shuffles' rendezvous
+inline std::vector<unsigned> g_exchange;                                // one 32-bit slot per thread
+inline void warp_sync() { g_warp_barriers[threadIdx.x / 32]->arrive_and_wait(); }
+template <class V> inline unsigned bits_of(V v) {
+  static_assert(sizeof(V) == 4, "32-bit shuffles");
+  unsigned u;
+  memcpy(&u, &v, 4);
+  return u;
+}
+template <class V> inline V from_bits(unsigned u) {
+  V v;
+  memcpy(&v, &u, 4);
+  return v;
+}
+// every lane of the warp publishes a word, all read lane `src(lane)`'s word, then wait until all have read
+template <class V, class Src> inline V warp_exchange(V v, Src src) {
+  const unsigned lane = threadIdx.x % 32, base = threadIdx.x - lane;
+  g_exchange[threadIdx.x] = bits_of(v);
+  warp_sync();
+  const V r = from_bits<V>(g_exchange[base + src(lane)]);
+  warp_sync();
   return r;
 }
+}  // namespace emu
+
+inline void __syncthreads() { emu::g_block_barrier->arrive_and_wait(); }
+
+template <class V> inline V __shfl_xor_sync(unsigned /*mask*/, V v, int lane_mask) {
+  return emu::warp_exchange(v, [&](unsigned lane) { return (lane ^ (unsigned)lane_mask) & 31u; });
+}
+template <class V> inline V __shfl_up_sync(unsigned /*mask*/, V v, unsigned delta) {
+  return emu::warp_exchange(v, [&](unsigned lane) { return lane >= delta ? lane - delta : lane; });
+}
+template <class V> inline V __shfl_sync(unsigned /*mask*/, V v, int src_lane) {
+  return emu::warp_exchange(v, [&](unsigned) { return (unsigned)src_lane & 31u; });
+}
+inline unsigned __ballot_sync(unsigned /*mask*/, int pred) {
+  const unsigned lane = threadIdx.x % 32, base = threadIdx.x - lane;
+  emu::g_exchange[threadIdx.x] = pred ? 1u : 0u;
+  emu::warp_sync();
+  unsigned m = 0;
+  for (unsigned i = 0; i < 32; ++i) m |= emu::g_exchange[base + i] << i;
+  emu::warp_sync();
+  return m;
+}
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline float __fmul_rn(float a, float b) { return a * b; }   // (the tests build with -ffp-contract=off)
+inline float __fadd_rn(float a, float b) { return a + b; }
 
 namespace emu {
+// Run `body` as a grid of `grid` blocks of `block` threads (block a multiple of 32: whole warps).
 inline void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
   for (unsigned b = 0; b < grid; ++b) {
-    g_barrier = std::make_unique<std::barrier<>>(block);
-    g_exchange.assign(block, 0.f);
+    g_block_barrier = std::make_unique<std::barrier<>>(block);
+    g_warp_barriers.clear();
+    for (unsigned w = 0; w < (block + 31) / 32; ++w)
+      g_warp_barriers.push_back(std::make_unique<std::barrier<>>(block - 32 * w < 32 ? block - 32 * w : 32));
+    g_exchange.assign(block, 0u);
     std::vector<std::thread> threads;
     threads.reserve(block);
     for (unsigned t = 0; t < block; ++t)

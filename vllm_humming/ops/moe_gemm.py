@@ -19,6 +19,10 @@ channel-scale and bias pointers by that expert's strides -- the mainloop, dequan
 kernel choice is the dense heuristics' for the tokens an expert sees on average (:func:`moe_choice`, restricted to
 grids whose blocks are token tiles), the launch plan the dense planner's for the sorted rows.
 
+On a GPU the steps around the two GEMMs are the route kernels of :mod:`vllm_humming.ops.moe_route` (align, gather,
+activation, combine: six launches per layer in all, up to ``ALIGN_MAX_SLOTS`` routed slots); the torch ops here
+define them, and serve larger batches, CPU stand-ins and ``HUMMING_MOE_ROUTE_KERNELS=0``.
+
 Experts with act-order (``k_perm``) are not served here (each expert would need its own column order of x).
 """
 
@@ -300,6 +304,7 @@ class FusedMoeGemm:
             raise DescError(f"MoE layer {name!r}: w13 experts are [{self.w13.n}, {self.w13.k}] and w2 experts "
                             f"[{self.w2.n}, {self.w2.k}]; expected w13 [2 * I (or I for *_no_mul), H] and w2 [H, I]")
         self.device = getattr(self.w13, "device", None)
+        self._route = None        # MoeRouteKernels, made on the first CUDA call (ops/moe_route.py)
 
     def __call__(self, x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor, activation="silu",
                  expert_map: Optional[torch.Tensor] = None, apply_router_weight_on_input: bool = False,
@@ -327,6 +332,10 @@ class FusedMoeGemm:
         if t == 0:
             return x.new_zeros((0, self.w2.n), dtype=self.dtype)
         s = t * topk
+        route = self._route_kernels(s)
+        if route is not None:
+            return self._call_route_kernels(route, x, topk_weights, topk_ids, activation, expert_map,
+                                            apply_router_weight_on_input, activation_kw or {})
         x = x.to(self.dtype)
         bt1 = self.w13.bt(t, topk)
         slots1, tiles1 = moe_routing(topk_ids, self.experts, bt1, expert_map)
@@ -363,6 +372,66 @@ class FusedMoeGemm:
         out = torch.zeros((t + 1, o.shape[1]), dtype=torch.float32, device=x.device)
         out.index_add_(0, slots2 // topk, o)        # padding / dropped rows sum into the dummy row t
         return out[:t].to(self.dtype)
+
+
+    def _route_kernels(self, slots: int):
+        """The route kernels (ops/moe_route.py) where they apply -- a CUDA layer, at most ALIGN_MAX_SLOTS routed
+        slots, HUMMING_MOE_ROUTE_KERNELS not 0 -- else None (the torch ops below)."""
+        from .moe_route import ALIGN_MAX_SLOTS, MoeRouteKernels
+
+        if self.device is None or torch.device(self.device).type != "cuda" or slots > ALIGN_MAX_SLOTS:
+            return None
+        if os.environ.get("HUMMING_MOE_ROUTE_KERNELS", "1").strip() == "0":
+            return None
+        if self._route is None:
+            self._route = MoeRouteKernels(self.dtype, self.device, self.name)
+        return self._route
+
+    def _call_route_kernels(self, route, x, topk_weights, topk_ids, activation, expert_map, on_input, act_kw):
+        """The layer in six launches: align, gather, w13 GEMM, activation, w2 GEMM, combine (the torch path's math,
+        the combine's fp32 sum in a fixed order)."""
+        from .moe_route import activation_code
+
+        t, h = x.shape
+        topk = topk_ids.shape[1]
+        s = t * topk
+        w = topk_weights
+        if w.dtype != torch.float32 or not w.is_contiguous():
+            w = w.to(torch.float32).contiguous()
+        bt1 = self.w13.bt(t, topk)
+        slots1, tiles1, srow1 = route.align(topk_ids, self.experts, bt1, moe_max_tiles(s, self.experts, bt1),
+                                            expert_map)
+        xs = route.gather(x, slots1, w, topk, self.w13.k8, on_input)
+        h1 = self.w13(xs, tiles1, t, topk)
+        code = activation_code(activation)
+        gated = code[1] if code is not None else None
+        if code is None:   # an activation the kernel lacks: activation_fn raises for unknown ones
+            from ..moe.fallback import activation_fn
+
+            a = activation_fn(activation, h1.to(torch.float32), **act_kw).to(self.dtype)
+            n_out = a.shape[1]
+        else:
+            n_out = h1.shape[1] // 2 if gated else h1.shape[1]
+        if n_out != self.w2.k:
+            raise DescError(f"MoE layer {self.name!r}: activation {activation!r} turns w13's {h1.shape[1]} outputs "
+                            f"into {n_out}, but the w2 experts take {self.w2.k} inputs")
+        if code is None:
+            a = torch.nn.functional.pad(a, (0, self.w2.k8 - n_out)) if self.w2.k8 != n_out else a
+        else:
+            a = route.activation(h1, code[0], n_out, self.w2.k8, act_kw.get("alpha") or 1.702,
+                                 act_kw.get("limit") or 7.0)
+        bt2 = self.w2.bt(t, topk)
+        if bt2 == bt1:
+            tiles2, srow2 = tiles1, srow1
+        else:
+            # the second kernel pads each expert's run to its own tile: row r2 takes the row its slot had (a zero
+            # row for padding) -- static shapes, so graphs capture it
+            slots2, tiles2, srow2 = route.align(topk_ids, self.experts, bt2, moe_max_tiles(s, self.experts, bt2),
+                                                expert_map)
+            src = torch.cat([srow1, srow1.new_full((1,), a.shape[0])]).index_select(0, slots2.to(torch.int64))
+            a = torch.cat([a, a.new_zeros((1, a.shape[1]))]).index_select(0, src.to(torch.int64))
+        o = self.w2(a, tiles2, t, topk)
+        return route.combine(o, srow2, w, t, topk, weighted=not on_input)
 
 
 def build_fused_moe(w13: Sequence[QuantizedWeight], w2: Sequence, out_dtype: torch.dtype, device, name: str = ""
