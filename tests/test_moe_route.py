@@ -156,7 +156,7 @@ def emu(tmp_path_factory):
 ALIGN_CASES = [  # (tokens, topk, experts, bt, expert parallel)
     (1, 8, 64, 16, False), (1, 2, 8, 64, False), (3, 8, 256, 16, False), (17, 6, 60, 32, False),
     (64, 8, 128, 16, True), (100, 2, 8, 128, False), (257, 4, 32, 64, True), (1024, 8, 256, 128, False),
-    (5, 1, 1, 16, False), (9, 8, 33, 8, True),
+    (5, 1, 1, 16, False), (9, 8, 33, 8, True), (6, 4, 3, 16, False),   # the last: topk > E, repeated experts
 ]
 
 
