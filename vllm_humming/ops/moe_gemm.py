@@ -376,10 +376,13 @@ class FusedMoeGemm:
 
     def _route_kernels(self, slots: int):
         """The route kernels (ops/moe_route.py) where they apply -- a CUDA layer, at most ALIGN_MAX_SLOTS routed
-        slots, HUMMING_MOE_ROUTE_KERNELS not 0 -- else None (the torch ops below)."""
-        from .moe_route import ALIGN_MAX_SLOTS, MoeRouteKernels
+        slots whose keys and expert runs fit the align block's 48 KB of shared memory, HUMMING_MOE_ROUTE_KERNELS not
+        0 -- else None (the torch ops below)."""
+        from .moe_route import ALIGN_MAX_SLOTS, MoeRouteKernels, align_smem_bytes
 
         if self.device is None or torch.device(self.device).type != "cuda" or slots > ALIGN_MAX_SLOTS:
+            return None
+        if align_smem_bytes(slots, self.experts) > 48 * 1024:     # (the align block's default shared memory)
             return None
         if os.environ.get("HUMMING_MOE_ROUTE_KERNELS", "1").strip() == "0":
             return None
