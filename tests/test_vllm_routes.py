@@ -245,6 +245,83 @@ def test_moe_backend_route_is_ours(vllm_env, forbid_upstream):
         ours.get_humming_moe_quant_config(torch.nn.Module())
 
 
+def test_moe_backend_kernel_path_dispatch(vllm_env, forbid_upstream, monkeypatch):
+    """--moe-backend humming with the expert-indexed kernels (HUMMING_MOE_KERNELS=1 on a GPU): the converted layer
+    keeps zero-storage weight views of vLLM's shapes, and our experts' apply hands the call to the layer's
+    FusedMoeGemm (here with torch stand-ins for the two GEMMs, as the kernels need a GPU); when the kernels refuse
+    the experts the dense fallback stays, with the reason logged."""
+    from safetensors.torch import load_file
+    from vllm.model_executor.layers.fused_moe.oracle import int_wna16
+
+    from vllm_humming.moe import experts as ours
+    from vllm_humming.moe.fallback import torch_moe_fallback
+    from vllm_humming.ops import moe_gemm
+
+    fx = Path(__file__).parent / "vllm_cpu" / "fixtures" / "moe-ct-w4a16"
+    sd = load_file(str(fx / "model.safetensors"))
+    cfg = json.loads((fx / "config.json").read_text())["quantization_config"]
+    base = "model.layers.0.mlp.experts"
+    e, h, i = 8, 256, 256
+    w = cfg["config_groups"]["group_0"]["weights"]
+    schema = {"quant_method": "compressed-tensors", "format": "pack-quantized", "type": "int",
+              "num_bits": w["num_bits"], "strategy": w["strategy"], "group_size": w["group_size"],
+              "symmetric": w["symmetric"]}
+
+    def make_layer():
+        layer = torch.nn.Module()
+        for side, parts in (("w13", ("gate_proj", "up_proj")), ("w2", ("down_proj",))):
+            for t in ("weight_packed", "weight_scale"):
+                stacked = torch.stack([torch.cat([sd[f"{base}.{x}.{p}.{t}"] for p in parts]) for x in range(e)])
+                layer.register_parameter(f"{side}_{t}", torch.nn.Parameter(stacked, requires_grad=False))
+        return layer
+
+    class Side:   # ExpertGemm's interface on dense fp32 experts
+        def __init__(self, qws):
+            self.wd = torch.stack([q.dequantize(torch.float32) for q in qws])
+            self.experts, self.n, self.k = self.wd.shape
+            self.k8 = -(-self.k // 8) * 8
+
+        def bt(self, tokens, topk):
+            return 16
+
+        def __call__(self, xs, tiles, tokens, topk):
+            ex = tiles.repeat_interleave(16).long().clamp(min=0)
+            return torch.einsum("rk,rnk->rn", xs[:, : self.k].float(), self.wd[ex]).to(torch.bfloat16)
+
+    built = []
+
+    def fake_build(q13, q2, dt, dev, name):
+        built.append((len(q13), len(q2), dt, name))
+        return moe_gemm.FusedMoeGemm(None, None, dt, name=name, sides=(Side(q13), Side(q2))), ""
+
+    monkeypatch.setattr(ours, "_kernel_device", lambda dev: True)
+    monkeypatch.setattr(moe_gemm, "build_fused_moe", fake_build)
+    layer = make_layer()
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    assert built == [(e, e, torch.bfloat16, "moe")]
+    assert layer.w13_weight.shape == (e, 2 * i, h) and layer.w2_weight.shape == (e, h, i)
+    assert layer.w13_weight.stride(0) == 0 and layer.w13_weight.untyped_storage().nbytes() == 2
+    classes = int_wna16.backend_to_kernel_cls(int_wna16.WNA16MoEBackend.HUMMING)
+    experts = object.__new__(classes[1])
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, h, generator=g).to(torch.bfloat16)
+    ids = torch.randint(0, e, (6, 2), generator=g)
+    wts = torch.rand(6, 2, generator=g)
+    out = torch.empty(6, h, dtype=torch.bfloat16)
+    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
+                  False)
+    d13 = torch.stack([q.dequantize(torch.float32) for q in ours._expert_qweights(make_layer(), "w13", schema)])
+    d2 = torch.stack([q.dequantize(torch.float32) for q in ours._expert_qweights(make_layer(), "w2", schema)])
+    want = torch_moe_fallback(x, d13, d2, wts, ids)
+    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+
+    # the kernels refuse these experts: the dense fallback, the reason logged
+    monkeypatch.setattr(moe_gemm, "build_fused_moe", lambda *a, **k: (None, "a reason"))
+    layer = make_layer()
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    assert layer.w13_weight.stride(0) != 0 and torch.equal(layer.w13_weight, d13.to(torch.bfloat16))
+
+
 # ----------------------------------------------------------------------------------------------- version guard
 def test_version_guard_missing_symbol(vllm_env, monkeypatch):
     import vllm

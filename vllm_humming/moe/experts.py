@@ -7,28 +7,36 @@ vLLM's MoE oracles (int_wna16, fp8, int8, nvfp4, mxfp4, mxfp8, w4a8) import ``Hu
 ``get_humming_moe_quant_config`` -- in-tree, all of these drive the upstream ``humming-kernels`` package.
 :func:`install_moe_experts` replaces those five names with ours, so this route never reaches the upstream package.
 
-Our MoE GPU kernels do not exist yet, so the experts are the plain-torch FALLBACK
-(:func:`vllm_humming.moe.fallback.torch_moe_fallback`): at load, :func:`convert_to_humming_moe_kernel_format`
-turns the oracle's (already TP-sharded) expert tensors into canonical weights with our format converters and
-dequantizes them once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I]; the experts then apply vLLM's
-routing exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
+At load, :func:`convert_to_humming_moe_kernel_format` turns the oracle's (already TP-sharded) expert tensors into
+canonical weights with our format converters.  On a GPU with ``HUMMING_MOE_KERNELS=1`` they stay quantized on our
+expert-indexed kernels (:class:`vllm_humming.ops.moe_gemm.FusedMoeGemm`, opt-in until they have run on a GPU);
+otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I] and the experts
+are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
+applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
 checkpoints.  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
 (``--quantization humming``, whose own MoE method covers every checkpoint format we read).
 """
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+import logging
+from typing import Dict, List, Optional
 
 import torch
 
+from ..qweight import QuantizedWeight
 from ..quant_config import formats as F
 from .fallback import torch_moe_fallback
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["install_moe_experts", "HummingMoEBackendUnsupported", "OUR_EXPERTS",
            "convert_to_humming_moe_kernel_format", "get_humming_moe_quant_config"]
 
 OUR_EXPERTS: Dict[str, type] = {}
+# data_ptr of a converted layer's w13_weight placeholder -> its FusedMoeGemm (the modular kernel hands `apply` the
+# weights, not the layer)
+_KERNEL_MOE: Dict[int, object] = {}
 
 
 class HummingMoEBackendUnsupported(NotImplementedError):
@@ -37,8 +45,8 @@ class HummingMoEBackendUnsupported(NotImplementedError):
 
 def _refuse(what: str):
     raise HummingMoEBackendUnsupported(
-        f"vllm-humming: --moe-backend humming cannot serve {what} yet (no fused-MoE kernel, and no converter for "
-        f"this oracle's expert layout; the upstream humming-kernels package is deliberately not used). Supported "
+        f"vllm-humming: --moe-backend humming cannot serve {what} yet (no converter for this oracle's expert "
+        f"layout; the upstream humming-kernels package is deliberately not used). Supported "
         f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts. Serve the model with --quantization "
         f"humming instead: its MoE method reads every checkpoint format vllm-humming supports.")
 
@@ -49,8 +57,8 @@ def _t(layer, name: str) -> Optional[torch.Tensor]:
     return None if p is None else p.data
 
 
-def _dense_experts(layer, side: str, schema: dict) -> torch.Tensor:
-    """[E, N, K] float32 for one side ("w13" / "w2") of a WNA16 layer, from the oracle's tensors."""
+def _expert_qweights(layer, side: str, schema: dict) -> List[QuantizedWeight]:
+    """The E canonical weights of one side ("w13" / "w2") of a WNA16 layer, from the oracle's tensors."""
     m = str(schema.get("quant_method", "")).lower()
     out = []
     if m == "compressed-tensors" and schema.get("format", "pack-quantized") == "pack-quantized":
@@ -62,46 +70,85 @@ def _dense_experts(layer, side: str, schema: dict) -> torch.Tensor:
         k = scale.shape[2] * int(schema["group_size"]) if schema.get("group_size") else packed.shape[2] * 32 // bits
         k = min(k, packed.shape[2] * 32 // bits)
         for i in range(e):
-            qw = F.ct_pack_quantized_to_qweight(
+            out.append(F.ct_pack_quantized_to_qweight(
                 packed[i], scale[i], torch.tensor([n, k]), None if zp is None else zp[i], num_bits=bits,
                 group_size=schema.get("group_size"), strategy=schema.get("strategy"),
-                symmetric=bool(schema.get("symmetric", True)), name=f"{getattr(layer, 'layer_name', '')}.{side}[{i}]")
-            out.append(qw.dequantize(torch.float32))
+                symmetric=bool(schema.get("symmetric", True)), name=f"{_layer_name(layer)}.{side}[{i}]"))
     elif m == "gptq":
         qweight, scales, qzeros = _t(layer, f"{side}_qweight"), _t(layer, f"{side}_scales"), _t(layer, f"{side}_qzeros")
         g_idx = _t(layer, f"{side}_g_idx")
         for i in range(qweight.shape[0]):
-            qw = F.gptq_to_qweight(qweight[i], qzeros[i], scales[i], None if g_idx is None else g_idx[i],
-                                   bits=int(schema["bits"]), group_size=int(schema["group_size"]),
-                                   sym=bool(schema.get("sym", True)), desc_act=bool(schema.get("desc_act", False)),
-                                   name=f"{side}[{i}]")
-            w = qw.dequantize(torch.float32)
-            if qw.k_perm is not None:
-                full = torch.empty_like(w)
-                full[:, qw.k_perm] = w
-                w = full
-            out.append(w)
+            out.append(F.gptq_to_qweight(qweight[i], qzeros[i], scales[i], None if g_idx is None else g_idx[i],
+                                         bits=int(schema["bits"]), group_size=int(schema["group_size"]),
+                                         sym=bool(schema.get("sym", True)), desc_act=bool(schema.get("desc_act", False)),
+                                         name=f"{_layer_name(layer)}.{side}[{i}]"))
     elif m == "awq":
         qweight, scales, qzeros = _t(layer, f"{side}_qweight"), _t(layer, f"{side}_scales"), _t(layer, f"{side}_qzeros")
         for i in range(qweight.shape[0]):
-            qw = F.awq_to_qweight(qweight[i], qzeros[i], scales[i], bits=int(schema["bits"]),
-                                  group_size=int(schema["group_size"]), name=f"{side}[{i}]")
-            out.append(qw.dequantize(torch.float32))
+            out.append(F.awq_to_qweight(qweight[i], qzeros[i], scales[i], bits=int(schema["bits"]),
+                                        group_size=int(schema["group_size"]), name=f"{_layer_name(layer)}.{side}[{i}]"))
     else:
         _refuse(f"MoE expert weights described as {schema!r}")
+    return out
+
+
+def _layer_name(layer) -> str:
+    return str(getattr(layer, "layer_name", "") or "moe")
+
+
+def _dense(qws: List[QuantizedWeight]) -> torch.Tensor:
+    """[E, N, K] float32 (act-order weights with their columns back in checkpoint order)."""
+    out = []
+    for qw in qws:
+        w = qw.dequantize(torch.float32)
+        if qw.k_perm is not None:
+            full = torch.empty_like(w)
+            full[:, qw.k_perm] = w
+            w = full
+        out.append(w)
     return torch.stack(out)
 
 
+def _kernel_device(device: torch.device) -> bool:
+    """Whether the expert-indexed kernels may serve a layer on this device (a GPU, HUMMING_MOE_KERNELS=1)."""
+    from ..ops.moe_gemm import moe_kernels_enabled
+
+    return device.type == "cuda" and moe_kernels_enabled()
+
+
 def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = None, **kwargs):
-    """Our replacement for vLLM's helper: dense dequantized experts on the layer (``w13_weight`` / ``w2_weight``)."""
+    """Our replacement for vLLM's helper.  On a GPU with HUMMING_MOE_KERNELS=1 the experts stay quantized on
+    :class:`vllm_humming.ops.moe_gemm.FusedMoeGemm` (``w13_weight`` / ``w2_weight`` become zero-storage views of the
+    right shapes, which our experts' ``apply`` recognizes); otherwise -- or where those kernels refuse the experts,
+    with the reason logged -- dense dequantized experts (``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I])."""
     if quant_config is None:
         _refuse("this MoE layer (its oracle passes weight schemas vllm-humming does not read)")
     dt = getattr(getattr(layer, "moe_config", None), "in_dtype", None) or torch.bfloat16
-    w13 = _dense_experts(layer, "w13", quant_config).to(dt)
-    w2 = _dense_experts(layer, "w2", quant_config).to(dt)
+    q13 = _expert_qweights(layer, "w13", quant_config)
+    q2 = _expert_qweights(layer, "w2", quant_config)
+    dev = next((p.device for p in layer.parameters()), torch.device("cpu"))
+    moe = None
+    if _kernel_device(dev):
+        from ..ops.moe_gemm import build_fused_moe
+
+        moe, why = build_fused_moe(q13, q2, dt, dev, _layer_name(layer))
+        if moe is None:
+            logger.warning("vllm-humming: --moe-backend humming layer %s runs the plain-torch fallback: %s",
+                           _layer_name(layer), why)
     for name in list(dict(layer.named_parameters(recurse=False))):
         if name.startswith(("w13_", "w2_")) and not name.endswith("bias"):
             delattr(layer, name)
+    if moe is not None:
+        (n13, h), (_, i) = q13[0].shape, q2[0].shape
+        e = len(q13)
+        # one element of storage each, viewed at the shapes vLLM's modular kernel reads off the weights
+        w13 = torch.zeros(1, dtype=dt, device=dev).expand(e, n13, h)
+        w2 = torch.zeros(1, dtype=dt, device=dev).expand(e, h, i)
+        _KERNEL_MOE[w13.data_ptr()] = moe
+        layer.hm_fused_moe = moe
+    else:
+        w13 = _dense(q13).to(dt)
+        w2 = _dense(q2).to(dt)
     layer.register_parameter("w13_weight", torch.nn.Parameter(w13, requires_grad=False))
     layer.register_parameter("w2_weight", torch.nn.Parameter(w2, requires_grad=False))
     layer.hm_moe_fallback = True
@@ -175,6 +222,14 @@ if _mk is not None:
                   apply_router_weight_on_input):
             if w1.element_size() < 2 or not w1.is_floating_point():
                 _refuse("MoE weights that were not converted by vllm-humming")
+            moe = _KERNEL_MOE.get(w1.data_ptr()) if w1.dim() == 3 and w1.stride(0) == 0 else None
+            if moe is not None:
+                y = moe(hidden_states, topk_weights, topk_ids, activation=activation, expert_map=expert_map,
+                        apply_router_weight_on_input=apply_router_weight_on_input)
+                output.copy_(y.to(output.dtype))
+                return output
+            if w1.dim() == 3 and w1.stride(0) == 0:
+                _refuse("a MoE layer whose quantized experts were handed to kernels this process does not hold")
             y = torch_moe_fallback(hidden_states, w1, w2, topk_weights, topk_ids, activation=activation,
                                    expert_map=expert_map, apply_router_weight_on_input=apply_router_weight_on_input)
             output.copy_(y.to(output.dtype))
