@@ -340,3 +340,39 @@ def test_kernel_matches_the_reference_on_the_cpu_emulation(emu_program, case):
         assert bad.shape[0] == 0, (f"{a} {tin}->{tout} M={m} K={k} ldx={ldx}: {bad.shape[0]} differ, first at "
                                    f"{bad[:3].tolist()}: got {got[tuple(bad[:3].t())].tolist()} "
                                    f"want {want[tuple(bad[:3].t())].tolist()}")
+
+
+# ------------------------------------------------------------------------- ActQuantizer end to end on the emulation
+@pytest.mark.parametrize("act_s", ["a:int8,s:token:float32,dynamic", "a:float8_e4m3fn,s:tensor:float32,dynamic",
+                                   "a:int8,s:tensor:float32,static",
+                                   "a:float4_e2m1,s:g16:float8_e4m3fn,dynamic,s2:tensor:float32",
+                                   "a:int4,s:g128:bfloat16,dynamic"])
+def test_quantizer_launches_on_the_emulation(act_s, monkeypatch, tmp_path_factory):
+    """ActQuantizer's own launches (argument order and types, grids, the partials buffer, the vector-or-scalar
+    choice, strided inputs) run the kernels on the CPU emulation (tests/host/emu_launch.py): bit for bit the
+    reference."""
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ on this machine")
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "host"))
+    import emu_launch
+
+    work = tmp_path_factory.getbasetemp() / "emu_act_quant"
+    os.makedirs(work, exist_ok=True)
+    built = emu_launch.emulate_jit(monkeypatch, work)
+    act = ActDesc.parse(act_s)
+    st = torch.tensor([0.0371]) if not act.dynamic else (torch.tensor([0.75]) if act.scale2 is not None else None)
+    q = ActQuantizer(act, torch.bfloat16, "cpu", static_scale=st, name="emu")
+    g = torch.Generator().manual_seed(11)
+    for m, k, ldx, tin in ((1, 4096, 4096, torch.bfloat16), (17, 1000, 1000, torch.bfloat16),
+                           (5, 200, 216, torch.float32), (3, 264, 264, torch.float16)):
+        x = (torch.randn(m, ldx, generator=g) * 3).to(tin)[:, :k]
+        out = torch.full((m, k), float("nan"), dtype=torch.bfloat16)
+        got = q(x, out=out)
+        codes, s = reference.quantize_activations(x.float(), act, st)
+        want = reference.dequantize_activations(codes, s, act, st).to(torch.bfloat16)
+        assert torch.equal(got, want), f"{act} M={m} K={k} ldx={ldx} {tin}"
+    kinds = sorted(name.split("_")[2] for name in built)
+    assert kinds.count("quant") >= 3 and (kinds.count("amax") >= 1) == (act.dynamic and
+                                                                       act.scale.granularity == "tensor")

@@ -4,6 +4,8 @@ when the two sides' tiles differ, weighted scatter) against the plain-torch fall
 kernels, the kernel choice, and the expert-indexed entries compiling for every arch."""
 
 import os
+import shutil
+import sys
 
 import pytest
 import torch
@@ -163,10 +165,14 @@ class _TorchRoute:
         return out.to(self.dtype)
 
 
-@pytest.mark.parametrize("route", ["torch", "kernels"])
-@pytest.mark.parametrize("t", [1, 17, 64, 257])
+# (the emulation runs a std::thread per CUDA thread: small batches only)
+@pytest.mark.parametrize("t,route", [(t, r) for t in (1, 17, 64, 257) for r in ("torch", "kernels", "emulated")
+                                     if r != "emulated" or t <= 17])
 @pytest.mark.parametrize("case", ["silu", "gelu_bias", "router_on_input", "ep_bt_differ", "no_mul"])
-def test_fused_moe_matches_the_torch_fallback(t, case, route):
+def test_fused_moe_matches_the_torch_fallback(t, case, route, monkeypatch, tmp_path_factory):
+    """route: "torch" -- the torch routing ops; "kernels" -- the six-launch orchestration with torch stand-ins for the
+    route kernels; "emulated" -- the real route kernels (ops/moe_route.py's launches) on the CPU emulation of CUDA
+    threads (tests/host/emu_launch.py)."""
     gen = torch.Generator().manual_seed(t * 7 + len(case))
     experts, topk, hidden, inter = (16, 4, 72, 40)
     dt = torch.bfloat16
@@ -191,6 +197,16 @@ def test_fused_moe_matches_the_torch_fallback(t, case, route):
     moe = FusedMoeGemm(None, None, dt, name="model.layers.0.mlp.experts", sides=sides)
     if route == "kernels":
         moe._route_kernels = lambda slots: _TorchRoute(dt)
+    elif route == "emulated":
+        if shutil.which("g++") is None:
+            pytest.skip("no g++ on this machine")
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "host"))
+        import emu_launch
+
+        work = tmp_path_factory.getbasetemp() / "emu_moe_route"
+        os.makedirs(work, exist_ok=True)
+        built = emu_launch.emulate_jit(monkeypatch, work)
+        moe.device = torch.device("cpu")
     on_input = case == "router_on_input"
     got = moe(x, wts, ids, activation=act, expert_map=emap, apply_router_weight_on_input=on_input)
     want = torch_moe_fallback(x, w13, w2, wts, ids, activation=act, expert_map=emap,
@@ -201,6 +217,9 @@ def test_fused_moe_matches_the_torch_fallback(t, case, route):
     scale = want.float().abs().max().item() + 1e-6
     assert err <= 0.02 * scale, (err, scale)
     assert sides[0].calls == [(t, topk)] and sides[1].calls == [(t, topk)]
+    if route == "emulated":   # align (twice when the sides' tiles differ), gather, activation, combine
+        launches = sum(k.launches for k in built.values())
+        assert moe._route is not None and launches == (5 if case == "ep_bt_differ" else 4), launches
 
 
 def test_fused_moe_rejects_bad_inputs():

@@ -97,8 +97,13 @@ inline float __fmul_rn(float a, float b) { return a * b; }   // (the tests build
 inline float __fadd_rn(float a, float b) { return a + b; }
 
 namespace emu {
-// Run `body` as a grid of `grid` blocks of `block` threads (block a multiple of 32: whole warps).
-inline void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
+inline std::vector<unsigned char> g_dynamic_smem;      // the block's dynamic shared memory (HUMMING_DYNAMIC_SMEM)
+inline void* dynamic_smem() { return g_dynamic_smem.data(); }
+
+// Run `body` as a grid of `grid` blocks of `block` threads (block a multiple of 32: whole warps), with `smem` bytes
+// of dynamic shared memory per block (filled with 0xA5 bytes, not zeros: a GPU promises nothing either).
+inline void launch(unsigned grid, unsigned block, const std::function<void()>& body, unsigned smem = 0) {
+  g_dynamic_smem.assign(smem + 16, 0xA5);
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
   for (unsigned b = 0; b < grid; ++b) {
@@ -117,5 +122,18 @@ inline void launch(unsigned grid, unsigned block, const std::function<void()>& b
       });
     for (auto& th : threads) th.join();
   }
+}
+}  // namespace emu
+
+// Calling a kernel entry from a cuLaunchKernel-style argument array (each a[i] points at the i-th argument's value),
+// as tests/host/emu_launch.py does through ctypes: the parameter types come from the entry's own signature.
+#include <type_traits>
+#include <utility>
+namespace emu {
+template <class... P, size_t... I> inline void call_entry(void (*f)(P...), void** a, std::index_sequence<I...>) {
+  f(*static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(a[I])...);
+}
+template <class... P> inline void launch_entry(void (*f)(P...), unsigned grid, unsigned block, unsigned smem, void** a) {
+  launch(grid, block, [&] { call_entry(f, a, std::index_sequence_for<P...>{}); }, smem);
 }
 }  // namespace emu

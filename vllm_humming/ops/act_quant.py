@@ -190,6 +190,9 @@ class ActQuantizer:
     or the second-level scale s2 of a description that has one (NVFP4); None otherwise.
     """
 
+    # where the kernels run (tests/host/emu_launch.py adds "cpu": the kernels on the CPU emulation of CUDA threads)
+    DEVICE_TYPES = ("cuda",)
+
     def __init__(self, act: ActDesc, out_dtype: torch.dtype, device, static_scale: Optional[torch.Tensor] = None,
                  name: str = "", k_perm: bool = False):
         self.where = f"layer {name!r} (activations {act})"
@@ -197,9 +200,9 @@ class ActQuantizer:
         if reason:
             raise DescError(f"{self.where}: {reason}")
         device = torch.device(device)
-        if device.type != "cuda":
+        if device.type not in self.DEVICE_TYPES:
             raise DescError(f"{self.where}: the activation-quantization kernel runs on CUDA, not {device}")
-        if device.index is None:
+        if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
         needs_scale = (not act.dynamic) or act.scale2 is not None
         if needs_scale:

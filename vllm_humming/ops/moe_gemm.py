@@ -380,7 +380,8 @@ class FusedMoeGemm:
         0 -- else None (the torch ops below)."""
         from .moe_route import ALIGN_MAX_SLOTS, MoeRouteKernels, align_smem_bytes
 
-        if self.device is None or torch.device(self.device).type != "cuda" or slots > ALIGN_MAX_SLOTS:
+        if self.device is None or torch.device(self.device).type not in MoeRouteKernels.DEVICE_TYPES \
+                or slots > ALIGN_MAX_SLOTS:
             return None
         if align_smem_bytes(slots, self.experts) > 48 * 1024:     # (the align block's default shared memory)
             return None

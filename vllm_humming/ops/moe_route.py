@@ -71,7 +71,7 @@ def route_sources(dtype: torch.dtype, in_dtype: Optional[torch.dtype] = None, id
     out["align"] = (n, head + f"""extern "C" __global__ void __launch_bounds__({ALIGN_THREADS}) {n}(
     const {idt}* topk_ids, const int* expert_map, int map_len, int S, int E, int bt, int tiles, int* sorted_slots,
     int* tile_expert, int* slot_row) {{
-  extern __shared__ int smem[];
+  HUMMING_DYNAMIC_SMEM(int, smem);
   humming::moe_align<{targs}>(topk_ids, expert_map, map_len, S, E, bt, tiles, sorted_slots, tile_expert, slot_row,
                               smem);
 }}
@@ -123,13 +123,16 @@ def route_specs(dtype: torch.dtype, arch: str) -> list:
 class MoeRouteKernels:
     """The route kernels of one (compute dtype, device), compiled and loaded on first use per configuration."""
 
+    # where the kernels run (tests/host/emu_launch.py adds "cpu": the kernels on the CPU emulation of CUDA threads)
+    DEVICE_TYPES = ("cuda",)
+
     def __init__(self, dtype: torch.dtype, device, name: str = ""):
         if dtype not in (torch.bfloat16, torch.float16):
             raise DescError(f"MoE layer {name!r}: route kernels compute in bfloat16 or float16, not {dtype}")
         device = torch.device(device)
-        if device.type != "cuda":
+        if device.type not in self.DEVICE_TYPES:
             raise DescError(f"MoE layer {name!r}: the route kernels run on CUDA, not {device}")
-        if device.index is None:
+        if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
         from ..jit.launch import current_arch
 

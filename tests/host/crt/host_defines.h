@@ -18,3 +18,4 @@
 #define __CUDA_ALIGN__(n) __attribute__((aligned(n)))
 #define __inline_hint__
 #define __DEVICE_FUNCTIONS_DECL__
+#define __launch_bounds__(...)

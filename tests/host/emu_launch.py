@@ -1,0 +1,105 @@
+"""Run the ops' generated kernel entries on the CPU emulation of the CUDA thread model (cuda_emu.h), through the
+same ``compile_kernel`` / ``load_kernel`` / ``Launcher(...).launch(...)`` calls the ops make on a GPU -- so a CPU
+test checks the Python side too: argument order and types, grids, shared memory, buffers.
+
+    emulate_jit(monkeypatch, tmp_path)      # then ActQuantizer(..., "cpu") / MoeRouteKernels(..., "cpu") run
+
+Each kernel entry is built with g++ into its own shared library (``-DHUMMING_EMULATE``) that exports
+``humming_emu_launch(grid, block, smem, void** args)``; ``args`` is a cuLaunchKernel-style array of pointers to the
+argument values, built from the Launcher's argument types.  CPU tensors' data_ptr() are host addresses, which the
+emulated kernel dereferences directly.  1-D grids and blocks only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_CELL = {"i32": ctypes.c_int, "u32": ctypes.c_uint, "i64": ctypes.c_longlong, "u64": ctypes.c_ulonglong,
+         "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+class EmuKernel:
+    """A compiled emulation library of one kernel entry (what load_kernel returns here)."""
+
+    def __init__(self, spec, workdir: str):
+        from vllm_humming.jit.paths import cuda_include_dirs, include_dir
+
+        gxx = shutil.which("g++")
+        if gxx is None:
+            raise RuntimeError("no g++")
+        self.name = spec.name
+        cpp = os.path.join(workdir, f"{spec.name}.cpp")
+        lib = os.path.join(workdir, f"{spec.name}.so")
+        if not os.path.exists(lib):
+            src = ('#define HUMMING_EMULATE 1\n#include "cuda_emu.h"\n' + spec.source +
+                   f'\nextern "C" void humming_emu_launch(unsigned g, unsigned b, unsigned s, void** a) {{\n'
+                   f'  emu::launch_entry(&{spec.name}, g, b, s, a);\n}}\n')
+            with open(cpp, "w") as f:
+                f.write(src)
+            inc = [f"-I{HERE}", f"-I{include_dir()}"] + [f"-I{p}" for p in cuda_include_dirs()]
+            r = subprocess.run([gxx, "-std=c++20", "-O1", "-pthread", "-ffp-contract=off", "-shared", "-fPIC", *inc,
+                                cpp, "-o", lib], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"emulation build of {spec.name} failed:\n{r.stderr[-4000:]}")
+        self.lib = ctypes.CDLL(lib)
+        self.fn = self.lib.humming_emu_launch
+        self.fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
+        self.fn.restype = None
+        self.launches = 0
+
+
+class EmuLauncher:
+    """Launcher's interface (``launch(grid, block, smem, stream, *values)``) over an EmuKernel."""
+
+    def __init__(self, kernel: EmuKernel, arg_types):
+        self.kernel, self.arg_types = kernel, tuple(arg_types)
+
+    def launch(self, grid, block, smem, stream, *values):
+        if len(values) != len(self.arg_types):
+            raise TypeError(f"{self.kernel.name}: {len(values)} arguments for {len(self.arg_types)} parameters")
+        cells = []
+        for t, v in zip(self.arg_types, values):
+            if t == "ptr":
+                if isinstance(v, torch.Tensor):
+                    if v.device.type != "cpu":
+                        raise TypeError(f"{self.kernel.name}: a {v.device} tensor on the CPU emulation")
+                    v = v.data_ptr()
+                cells.append(ctypes.c_void_p(0 if v is None else int(v)))
+            else:
+                cells.append(_CELL[t](v))
+        argv = (ctypes.c_void_p * max(1, len(cells)))(*[ctypes.addressof(c) for c in cells])
+        g = grid if isinstance(grid, int) else grid[0]
+        b = block if isinstance(block, int) else block[0]
+        self.kernel.fn(int(g), int(b), int(smem), argv)
+        self.kernel.launches += 1
+
+
+def emulate_jit(monkeypatch, workdir) -> dict:
+    """Route the JIT's compile / load / launch through the emulation (and let the act-quant and MoE route kernels
+    take CPU devices).  Returns the dict of EmuKernels built so far, by kernel name."""
+    import vllm_humming.jit as jit
+    import vllm_humming.jit.launch as launch
+    from vllm_humming.ops.act_quant import ActQuantizer
+    from vllm_humming.ops.moe_route import MoeRouteKernels
+
+    built = {}
+    workdir = str(workdir)
+
+    def load(spec, device=None):
+        if spec.name not in built:
+            built[spec.name] = EmuKernel(spec, workdir)
+        return built[spec.name]
+
+    monkeypatch.setattr(jit, "compile_kernel", lambda spec, **kw: spec)
+    monkeypatch.setattr(jit, "load_kernel", load)
+    monkeypatch.setattr(jit, "Launcher", lambda fn, arg_types, **kw: EmuLauncher(fn, arg_types))
+    monkeypatch.setattr(launch, "current_arch", lambda device=None: "sm_90a")
+    monkeypatch.setattr(ActQuantizer, "DEVICE_TYPES", ("cuda", "cpu"))
+    monkeypatch.setattr(MoeRouteKernels, "DEVICE_TYPES", ("cuda", "cpu"))
+    return built
