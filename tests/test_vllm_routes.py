@@ -322,6 +322,65 @@ def test_moe_backend_kernel_path_dispatch(vllm_env, forbid_upstream, monkeypatch
     assert layer.w13_weight.stride(0) != 0 and torch.equal(layer.w13_weight, d13.to(torch.bfloat16))
 
 
+@pytest.mark.parametrize("kind", ["fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int8_tensor"])
+def test_moe_backend_eight_bit_oracles(vllm_env, forbid_upstream, kind):
+    """--moe-backend humming for the fp8 and int8 oracles: the schema vLLM's own helper builds from the layer, our
+    conversion to canonical weights (dense here: no GPU), the scale parameters the oracles read back afterwards, and
+    the experts' output against the dequantized reference."""
+    from vllm.model_executor.layers.fused_moe.oracle import fp8 as fp8_oracle
+    from vllm.model_executor.layers.fused_moe.oracle import int8 as int8_oracle
+
+    from vllm_humming.moe import experts as ours
+    from vllm_humming.moe.fallback import torch_moe_fallback
+
+    e, h, i = 4, 256, 128
+    g = torch.Generator().manual_seed(len(kind))
+    layer = torch.nn.Module()
+    dense = {}
+    for side, n, k in (("w13", 2 * i, h), ("w2", h, i)):
+        if kind.startswith("fp8"):
+            w = (torch.randn(e, n, k, generator=g) * 50).clamp(-448, 448).to(torch.float8_e4m3fn)
+        else:
+            w = torch.randint(-127, 128, (e, n, k), generator=g, dtype=torch.int8)
+        if kind == "fp8_block":
+            sc = torch.rand(e, n // 128, k // 128, generator=g) * 1e-3 + 1e-4
+            full = sc.repeat_interleave(128, 1).repeat_interleave(128, 2)
+            layer.register_parameter(f"{side}_weight_scale_inv", torch.nn.Parameter(sc, requires_grad=False))
+        elif kind.endswith("channel"):
+            sc = torch.rand(e, n, 1, generator=g) * 1e-3 + 1e-4
+            full = sc.expand(e, n, k)
+            layer.register_parameter(f"{side}_weight_scale", torch.nn.Parameter(sc, requires_grad=False))
+        else:   # per tensor: w13 keeps one scale per shard (gate, up), w2 one
+            sc = torch.rand(e, 2 if side == "w13" else 1, generator=g) * 1e-3 + 1e-4
+            full = sc.repeat_interleave(n // sc.shape[1], 1).unsqueeze(-1).expand(e, n, k)
+            layer.register_parameter(f"{side}_weight_scale", torch.nn.Parameter(sc, requires_grad=False))
+        layer.register_parameter(f"{side}_weight", torch.nn.Parameter(w, requires_grad=False))
+        dense[side] = w.float() * full
+    if kind == "fp8_block":
+        layer.weight_block_size = [128, 128]
+    if kind.startswith("fp8"):
+        schema = fp8_oracle._humming_fp8_weight_schema(layer, layer.w13_weight,
+                                                       getattr(layer, "w13_weight_scale_inv", None)
+                                                       if kind == "fp8_block" else layer.w13_weight_scale)
+    else:
+        schema = int8_oracle._humming_int8_weight_schema(layer.w13_weight, layer.w13_weight_scale)
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    assert layer.w13_weight.shape == (e, 2 * i, h) and layer.w2_weight.shape == (e, h, i)
+    torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float())
+    torch.testing.assert_close(layer.w2_weight.float(), dense["w2"].to(torch.bfloat16).float())
+    assert hasattr(layer, "w13_weight_scale") and hasattr(layer, "w2_weight_scale")   # what the oracles read back
+    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
+    ids = torch.randint(0, e, (5, 2), generator=g)
+    wts = torch.rand(5, 2, generator=g)
+    classes = fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)
+    experts = object.__new__(classes[0])
+    out = torch.empty(5, h, dtype=torch.bfloat16)
+    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
+                  False)
+    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
+    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+
+
 # ----------------------------------------------------------------------------------------------- version guard
 def test_version_guard_missing_symbol(vllm_env, monkeypatch):
     import vllm

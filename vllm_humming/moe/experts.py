@@ -13,7 +13,9 @@ expert-indexed kernels (:class:`vllm_humming.ops.moe_gemm.FusedMoeGemm`, opt-in 
 otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I] and the experts
 are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
 applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
-checkpoints.  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
+checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales) and the int8 oracle's (channel or tensor
+scales); the experts compute with bf16 / fp16 activations (a checkpoint's activation quantization is not applied to
+MoE experts, as under ``--quantization humming``).  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
 (``--quantization humming``, whose own MoE method covers every checkpoint format we read).
 """
 
@@ -47,7 +49,8 @@ def _refuse(what: str):
     raise HummingMoEBackendUnsupported(
         f"vllm-humming: --moe-backend humming cannot serve {what} yet (no converter for this oracle's expert "
         f"layout; the upstream humming-kernels package is deliberately not used). Supported "
-        f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts. Serve the model with --quantization "
+        f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts, fp8 (block / channel / tensor) and int8 "
+        f"(channel / tensor) experts. Serve the model with --quantization "
         f"humming instead: its MoE method reads every checkpoint format vllm-humming supports.")
 
 
@@ -87,9 +90,61 @@ def _expert_qweights(layer, side: str, schema: dict) -> List[QuantizedWeight]:
         for i in range(qweight.shape[0]):
             out.append(F.awq_to_qweight(qweight[i], qzeros[i], scales[i], bits=int(schema["bits"]),
                                         group_size=int(schema["group_size"]), name=f"{_layer_name(layer)}.{side}[{i}]"))
+    elif m == "fp8" or (m == "compressed-tensors" and schema.get("format") in ("float-quantized", "int-quantized")):
+        out = _eight_bit_experts(layer, side, schema)
     else:
         _refuse(f"MoE expert weights described as {schema!r}")
     return out
+
+
+def _eight_bit_experts(layer, side: str, schema: dict) -> List[QuantizedWeight]:
+    """fp8 e4m3 (the fp8 oracle: 128x128-style blocks, or compressed-tensors channel / tensor / block) and int8 (the
+    int8 oracle: compressed-tensors channel / tensor) experts: codes [E, N, K] one byte each, fp32 scales.  Per-tensor
+    scales become channel scales -- a [E, 2] pair (gate, up) of a w13 side covers each half's rows exactly."""
+    from ..desc import ScaleSpec, WeightDesc
+    from ..dtypes import E4M3, FP32, INT8
+    from ..quant_config.formats import _bytes_to_words
+
+    m = str(schema.get("quant_method", "")).lower()
+    is_int = schema.get("format") == "int-quantized"
+    w = _t(layer, f"{side}_weight")
+    if m == "fp8":
+        scale = _t(layer, f"{side}_weight_scale_inv")
+        strategy, block = "block", schema.get("weight_block_size")
+    else:
+        scale = _t(layer, f"{side}_weight_scale")
+        strategy, block = str(schema.get("strategy", "channel")), schema.get("block_structure")
+    if w is None or scale is None or w.dim() != 3:
+        _refuse(f"MoE layer {_layer_name(layer)}: {side} weights / scales missing for {schema!r}")
+    e, n, k = w.shape
+    code_dtype = INT8 if is_int else E4M3
+    want = torch.int8 if is_int else torch.float8_e4m3fn
+    if w.dtype != want:
+        _refuse(f"MoE layer {_layer_name(layer)}: {side} weights are {w.dtype}, the schema {schema!r} says {want}")
+    scale = scale.to(torch.float32)
+    if strategy == "block":
+        if is_int or not block or len(block) != 2:
+            _refuse(f"MoE layer {_layer_name(layer)}: block scales {schema!r}")
+        bn, bk = int(block[0]), int(block[1])
+        desc = WeightDesc(code_dtype, ScaleSpec("block", FP32, block=(bn, bk)))
+        scales = scale.reshape(e, -(-n // bn), -(-k // bk))
+    elif strategy == "channel":
+        desc = WeightDesc(code_dtype, ScaleSpec("channel", FP32))
+        scales = scale.reshape(e, n, 1)
+    elif strategy == "tensor":
+        desc = WeightDesc(code_dtype, ScaleSpec("channel", FP32))
+        per = scale.reshape(e, -1)
+        if per.shape[1] == 1:
+            scales = per.reshape(e, 1, 1).expand(e, n, 1)
+        elif side == "w13" and per.shape[1] == 2 and n % 2 == 0:
+            scales = per.repeat_interleave(n // 2, dim=1).reshape(e, n, 1)
+        else:
+            _refuse(f"MoE layer {_layer_name(layer)}: {side} per-tensor scales of shape {list(scale.shape)}")
+    else:
+        _refuse(f"MoE layer {_layer_name(layer)}: scale strategy {strategy!r}")
+    codes = w.contiguous().view(torch.uint8)
+    return [QuantizedWeight(desc, (n, k), _bytes_to_words(codes[i]), scales[i].contiguous(),
+                            name=f"{_layer_name(layer)}.{side}[{i}]") for i in range(e)]
 
 
 def _layer_name(layer) -> str:
@@ -151,6 +206,11 @@ def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = N
         w2 = _dense(q2).to(dt)
     layer.register_parameter("w13_weight", torch.nn.Parameter(w13, requires_grad=False))
     layer.register_parameter("w2_weight", torch.nn.Parameter(w2, requires_grad=False))
+    if q13 and q13[0].desc.dtype.bits == 8:
+        # the fp8 / int8 oracles read these back after the conversion; the experts need no scales any more
+        for side in ("w13", "w2"):
+            layer.register_parameter(f"{side}_weight_scale",
+                                     torch.nn.Parameter(torch.ones(1, device=dev), requires_grad=False))
     layer.hm_moe_fallback = True
     return None
 
