@@ -1,14 +1,18 @@
-// tests/host/cuda_emu.h -- a small CPU stand-in for the CUDA execution model, enough to run humming's elementwise /
-// reduction kernels (act_quant.cuh) in CPU tests, bit for bit against the Python reference.
+// tests/host/cuda_emu.h -- a small CPU stand-in for the CUDA execution model, enough to run humming's kernels in CPU
+// tests: the elementwise / reduction kernels (act_quant.cuh, moe_route.cuh) bit for bit against the Python reference,
+// and the mma.sync GEMM kernels (gemm_wna16.cuh cp.async mainloop, gemm_wna16_direct.cuh) against the fp32 reference.
 //
-//   emu::launch(grid, block, [&] { humming::some_kernel_body<...>(args...); });
+//   emu::launch(grid, block, [&] { humming::some_kernel_body<...>(args...); });      (or emu_launch.py from Python)
 //
-// Blocks run one after another; the threads of a block are std::threads.  __syncthreads() is a block-wide barrier.
-// Warp shuffles and ballots go through an exchange array and two barriers of the thread's WARP, so all 32 lanes of
-// a warp must reach each one -- what a full-mask *_sync call requires on the GPU too (a kernel that shuffles in a
-// branch only some lanes take would deadlock here, not pass silently).  Shared-memory atomicAdd on int is a real
-// atomic.  Not emulated: memory-ordering subtleties beyond barriers, warp-synchronous code without *_sync calls,
-// async copies, inline PTX.
+// Blocks run one after another, x fastest; the threads of a block are std::threads.  __syncthreads() is a block-wide
+// barrier.  Warp shuffles, ballots, ldmatrix and mma.sync go through a per-warp exchange and two barriers of the
+// thread's WARP, so all 32 lanes of a warp must reach each one -- what a full-mask *_sync call or a warp-collective
+// instruction requires on the GPU too (a kernel that diverges there would deadlock here, not pass silently).
+// Compiled with -DHUMMING_EMULATE, the headers' inline-PTX sites take host branches that call the emu:: versions
+// below (lop3, ldmatrix, mma.sync m16n8k16 at the fragment level, the ticket atomics and fences); device code never
+// sees those branches.  Not modelled: wgmma, TMA, bulk copies, mbarriers, clusters (those kernels stay GPU-only),
+// memory-ordering subtleties beyond barriers, and blocks that wait for later blocks (split-K plans run with one
+// reducer here).  mma sums are taken in double: results match to the bf16 / fp16 rounding, not bit for bit.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,6 +21,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -96,32 +101,120 @@ inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_S
 inline float __fmul_rn(float a, float b) { return a * b; }   // (the tests build with -ffp-contract=off)
 inline float __fadd_rn(float a, float b) { return a + b; }
 
+// Device intrinsics the GEMM headers name, on the host.
+[[noreturn]] inline void __trap() { abort(); }
+inline size_t __cvta_generic_to_shared(const void* p) { return (size_t)(uintptr_t)p; }   // (only asm used it)
+template <class V> inline void __stcg(V* p, V v) { *p = v; }
+template <class V> inline V __ldcg(const V* p) { return *p; }
+inline void __nanosleep(unsigned) { std::this_thread::yield(); }
+inline int atomicExch(int* p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline unsigned __vmaxu2(unsigned a, unsigned b) {   // per 16-bit half, unsigned max
+  const unsigned lo = (a & 0xFFFFu) > (b & 0xFFFFu) ? (a & 0xFFFFu) : (b & 0xFFFFu);
+  const unsigned hi = (a >> 16) > (b >> 16) ? (a >> 16) : (b >> 16);
+  return lo | (hi << 16);
+}
+inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+
+namespace emu {
+inline std::vector<unsigned long long> g_wide;   // 8 64-bit slots per thread: ldmatrix rows, mma fragments
+
+// lop3.b32: bit i of the result is bit (a_i << 2 | b_i << 1 | c_i) of the truth table
+inline uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, int lut) {
+  uint32_t r = 0;
+  for (int i = 0; i < 8; ++i)
+    if ((lut >> i) & 1) r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
+  return r;
+}
+
+// ldmatrix.sync.aligned.m8n8.xN.shared.b16: lane i gives the address of row i % 8 of matrix i / 8; thread
+// (g = lane / 4, t = lane % 4) receives, per matrix j, the 32-bit pair at row g, columns 2t, 2t + 1.
+template <int N> inline void ldmatrix(uint32_t (&r)[N], const void* row) {
+  const unsigned lane = threadIdx.x % 32, base = threadIdx.x - lane;
+  g_wide[8 * threadIdx.x] = (unsigned long long)(uintptr_t)row;
+  warp_sync();
+  const unsigned g = lane / 4, t = lane % 4;
+  for (int j = 0; j < N; ++j) {
+    const char* p = (const char*)(uintptr_t)g_wide[8 * (base + 8 * j + g)];
+    memcpy(&r[j], p + 4 * t, 4);
+  }
+  warp_sync();
+}
+
+inline float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+inline float to_f32(__half v) { return __half2float(v); }
+template <class T> inline float half_at(uint32_t reg, int hi) {
+  T v;
+  const uint16_t bits = (uint16_t)(hi ? reg >> 16 : reg & 0xFFFFu);
+  memcpy(&v, &bits, 2);
+  return to_f32(v);
+}
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: D = A B + D with the fragment layout of humming/mma.cuh.  The
+// 16 products are exact in fp32; they are summed in double and rounded once (the tensor core's internal order and
+// precision are unspecified: close, not bit-equal).
+template <class T> inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  const unsigned lane = threadIdx.x % 32, base = threadIdx.x - lane;
+  unsigned long long* me = &g_wide[8 * threadIdx.x];
+  for (int i = 0; i < 4; ++i) me[i] = a[i];
+  for (int i = 0; i < 2; ++i) me[4 + i] = b[i];
+  warp_sync();
+  const unsigned g = lane / 4, t = lane % 4;
+  auto A = [&](int row, int k) {
+    const unsigned owner = base + (row % 8) * 4 + (k % 8) / 2;
+    const int reg = (row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
+    return half_at<T>((uint32_t)g_wide[8 * owner + reg], k % 2);
+  };
+  auto B = [&](int k, int col) {
+    const unsigned owner = base + col * 4 + (k % 8) / 2;
+    return half_at<T>((uint32_t)g_wide[8 * owner + 4 + (k >= 8 ? 1 : 0)], k % 2);
+  };
+  float out[4];
+  for (int q = 0; q < 4; ++q) {
+    const int row = g + 8 * (q >> 1), col = 2 * t + (q & 1);
+    double acc = d[q];
+    for (int k = 0; k < 16; ++k) acc += (double)A(row, k) * (double)B(k, col);
+    out[q] = (float)acc;
+  }
+  warp_sync();
+  for (int q = 0; q < 4; ++q) d[q] = out[q];
+}
+}  // namespace emu
+
 namespace emu {
 inline std::vector<unsigned char> g_dynamic_smem;      // the block's dynamic shared memory (HUMMING_DYNAMIC_SMEM)
 inline void* dynamic_smem() { return g_dynamic_smem.data(); }
 
-// Run `body` as a grid of `grid` blocks of `block` threads (block a multiple of 32: whole warps), with `smem` bytes
-// of dynamic shared memory per block (filled with 0xA5 bytes, not zeros: a GPU promises nothing either).
-inline void launch(unsigned grid, unsigned block, const std::function<void()>& body, unsigned smem = 0) {
+// Run `body` as a grid of blocks of `block` threads (block a multiple of 32: whole warps), with `smem` bytes of
+// dynamic shared memory per block (filled with 0xA5 bytes, not zeros: a GPU promises nothing either).  Blocks run one
+// after another, x fastest: a kernel whose blocks wait for later blocks (a spin on a ticket) would hang here.
+inline void launch3(EmuDim3 grid, unsigned block, const std::function<void()>& body, unsigned smem = 0) {
   g_dynamic_smem.assign(smem + 16, 0xA5);
-  gridDim = {grid, 1, 1};
+  gridDim = grid;
   blockDim = {block, 1, 1};
-  for (unsigned b = 0; b < grid; ++b) {
-    g_block_barrier = std::make_unique<std::barrier<>>(block);
-    g_warp_barriers.clear();
-    for (unsigned w = 0; w < (block + 31) / 32; ++w)
-      g_warp_barriers.push_back(std::make_unique<std::barrier<>>(block - 32 * w < 32 ? block - 32 * w : 32));
-    g_exchange.assign(block, 0u);
-    std::vector<std::thread> threads;
-    threads.reserve(block);
-    for (unsigned t = 0; t < block; ++t)
-      threads.emplace_back([&, t, b] {
-        threadIdx = {t, 0, 0};
-        blockIdx = {b, 0, 0};
-        body();
-      });
-    for (auto& th : threads) th.join();
-  }
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        g_block_barrier = std::make_unique<std::barrier<>>(block);
+        g_warp_barriers.clear();
+        for (unsigned w = 0; w < (block + 31) / 32; ++w)
+          g_warp_barriers.push_back(std::make_unique<std::barrier<>>(block - 32 * w < 32 ? block - 32 * w : 32));
+        g_exchange.assign(block, 0u);
+        g_wide.assign(8 * block, 0ull);
+        std::vector<std::thread> threads;
+        threads.reserve(block);
+        for (unsigned t = 0; t < block; ++t)
+          threads.emplace_back([&, t, bx, by, bz] {
+            threadIdx = {t, 0, 0};
+            blockIdx = {bx, by, bz};
+            body();
+          });
+        for (auto& th : threads) th.join();
+      }
+}
+inline void launch(unsigned grid, unsigned block, const std::function<void()>& body, unsigned smem = 0) {
+  launch3({grid, 1, 1}, block, body, smem);
 }
 }  // namespace emu
 
@@ -133,7 +226,8 @@ namespace emu {
 template <class... P, size_t... I> inline void call_entry(void (*f)(P...), void** a, std::index_sequence<I...>) {
   f(*static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(a[I])...);
 }
-template <class... P> inline void launch_entry(void (*f)(P...), unsigned grid, unsigned block, unsigned smem, void** a) {
-  launch(grid, block, [&] { call_entry(f, a, std::index_sequence_for<P...>{}); }, smem);
+template <class... P>
+inline void launch_entry(void (*f)(P...), const unsigned* grid, unsigned block, unsigned smem, void** a) {
+  launch3({grid[0], grid[1], grid[2]}, block, [&] { call_entry(f, a, std::index_sequence_for<P...>{}); }, smem);
 }
 }  // namespace emu

@@ -7,7 +7,7 @@ test checks the Python side too: argument order and types, grids, shared memory,
 Each kernel entry is built with g++ into its own shared library (``-DHUMMING_EMULATE``) that exports
 ``humming_emu_launch(grid, block, smem, void** args)``; ``args`` is a cuLaunchKernel-style array of pointers to the
 argument values, built from the Launcher's argument types.  CPU tensors' data_ptr() are host addresses, which the
-emulated kernel dereferences directly.  1-D grids and blocks only.
+emulated kernel dereferences directly.  3-D grids, 1-D blocks.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class EmuKernel:
         lib = os.path.join(workdir, f"{spec.name}.so")
         if not os.path.exists(lib):
             src = ('#define HUMMING_EMULATE 1\n#include "cuda_emu.h"\n' + spec.source +
-                   f'\nextern "C" void humming_emu_launch(unsigned g, unsigned b, unsigned s, void** a) {{\n'
+                   f'\nextern "C" void humming_emu_launch(const unsigned* g, unsigned b, unsigned s, void** a) {{\n'
                    f'  emu::launch_entry(&{spec.name}, g, b, s, a);\n}}\n')
             with open(cpp, "w") as f:
                 f.write(src)
@@ -49,7 +49,8 @@ class EmuKernel:
                 raise RuntimeError(f"emulation build of {spec.name} failed:\n{r.stderr[-4000:]}")
         self.lib = ctypes.CDLL(lib)
         self.fn = self.lib.humming_emu_launch
-        self.fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
+        self.fn.argtypes = [ctypes.POINTER(ctypes.c_uint), ctypes.c_uint, ctypes.c_uint,
+                            ctypes.POINTER(ctypes.c_void_p)]
         self.fn.restype = None
         self.launches = 0
 
@@ -74,9 +75,9 @@ class EmuLauncher:
             else:
                 cells.append(_CELL[t](v))
         argv = (ctypes.c_void_p * max(1, len(cells)))(*[ctypes.addressof(c) for c in cells])
-        g = grid if isinstance(grid, int) else grid[0]
+        g = (grid, 1, 1) if isinstance(grid, int) else tuple(grid) + (1,) * (3 - len(grid))
         b = block if isinstance(block, int) else block[0]
-        self.kernel.fn(int(g), int(b), int(smem), argv)
+        self.kernel.fn((ctypes.c_uint * 3)(*[int(v) for v in g]), int(b), int(smem), argv)
         self.kernel.launches += 1
 
 

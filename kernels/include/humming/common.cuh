@@ -9,6 +9,15 @@
 
 #define HUMMING_DEVICE __device__ __forceinline__
 
+// HUMMING_EMULATE: the headers compiled as host C++ for the CPU emulation of the CUDA thread model
+// (tests/host/cuda_emu.h); each inline-PTX site below has a host branch there.  Device compilation never defines it.
+#ifdef HUMMING_EMULATE
+#define HUMMING_DYNAMIC_SMEM(type, name) type* name = reinterpret_cast<type*>(emu::dynamic_smem())
+#else
+// Dynamic shared memory of a kernel.
+#define HUMMING_DYNAMIC_SMEM(type, name) extern __shared__ __align__(16) type name[]
+#endif
+
 #ifdef __CUDACC_RTC__
 typedef unsigned int uint32_t;
 typedef int int32_t;
@@ -98,9 +107,13 @@ template <> HUMMING_DEVICE __half2 broadcast2<__half2, __half>(__half v) { retur
 // lop3.b32: any 3-input bitwise function in one instruction; kLut is the truth table over (a, b, c) = (0xF0, 0xCC, 0xAA).
 // Not volatile: a pure function of its inputs, so the compiler may common it up or drop it like any other expression.
 template <int kLut> HUMMING_DEVICE uint32_t lop3(uint32_t a, uint32_t b, uint32_t c) {
+#ifdef HUMMING_EMULATE
+  return emu::lop3(a, b, c, kLut);
+#else
   uint32_t r;
   asm("lop3.b32 %0, %1, %2, %3, %4;\n" : "=r"(r) : "r"(a), "r"(b), "r"(c), "n"(kLut));
   return r;
+#endif
 }
 // (a & b) | c
 HUMMING_DEVICE uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) { return lop3<(0xF0 & 0xCC) | 0xAA>(a, b, c); }
@@ -159,23 +172,37 @@ template <class A, class B> struct Select<false, A, B> { using type = B; };
 // A gpu-scope acquire load (the split-K reducers' wait on a ticket, the stream-K join's
 // look at one).
 HUMMING_DEVICE int ld_acquire_gpu(const int* p) {
+#ifdef HUMMING_EMULATE
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#else
   int v;
   asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
+#endif
 }
 
 // The split-K / stream-K tickets' gpu-scope fences: the release before a block bumps a ticket (its partial stores,
 // ordered before thread 0 by a block barrier, become visible GPU-wide first: the fence is cumulative) and the acquire
 // after the last block reads it.  fence.acq_rel is all the pattern needs; __threadfence() is fence.sc (MEMBAR.SC.GPU
 // in SASS, a sequentially consistent fence); the two measured the same (session 21, b_bench_acqrel* vs b_bench_sc*).
-HUMMING_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
+HUMMING_DEVICE void fence_acq_rel_gpu() {
+#ifdef HUMMING_EMULATE
+  __atomic_thread_fence(__ATOMIC_ACQ_REL);
+#else
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+#endif
+}
 
 // One acq_rel gpu-scope atomic add: a release of the block's earlier writes (cumulative: a block barrier before it
 // orders the other threads' stores) and an acquire of what the earlier adders released -- the 8-token split-K ticket.
 HUMMING_DEVICE int atom_add_acq_rel_gpu(int* p, int v) {
+#ifdef HUMMING_EMULATE
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+#else
   int old;
   asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
+#endif
 }
 
 }  // namespace humming

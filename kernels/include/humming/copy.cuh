@@ -45,15 +45,23 @@ template <int kPending> HUMMING_DEVICE void cp_async_wait() {
 // ldmatrix: four 8x8 b16 matrices; lane i supplies the row address of row (i % 8) of matrix (i / 8).  Thread (g, t)
 // (g = lane / 4, t = lane % 4) receives, per matrix, the pair at row g, columns 2t and 2t+1.
 HUMMING_DEVICE void ldmatrix_x4(uint32_t (&r)[4], const void* smem_row) {
+#ifdef HUMMING_EMULATE
+  emu::ldmatrix<4>(r, smem_row);
+#else
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_addr(smem_row)));
+#endif
 }
 
 HUMMING_DEVICE void ldmatrix_x2(uint32_t (&r)[2], const void* smem_row) {
+#ifdef HUMMING_EMULATE
+  emu::ldmatrix<2>(r, smem_row);
+#else
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
                : "r"(smem_addr(smem_row)));
+#endif
 }
 
 // Vector shared-memory loads of a thread's own packed weight words.
@@ -76,6 +84,9 @@ template <int kWords> HUMMING_DEVICE void load_words(uint32_t (&dst)[kWords], co
 // The same words straight from global memory (gemm_wna16_direct.cuh): vector loads through the non-coherent path that
 // do not allocate in L1 -- every packed weight byte is read exactly once.
 template <int kWords> HUMMING_DEVICE void ldg_stream_words(uint32_t (&dst)[kWords], const uint32_t* src) {
+#ifdef HUMMING_EMULATE
+  for (int i = 0; i < kWords; ++i) dst[i] = src[i];
+#else
   static_assert(kWords == 1 || kWords == 2 || kWords % 4 == 0, "plane words per lane: 1, 2, 4 or 8");
   if constexpr (kWords == 1) {
     asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n" : "=r"(dst[0]) : "l"(src));
@@ -88,6 +99,7 @@ template <int kWords> HUMMING_DEVICE void ldg_stream_words(uint32_t (&dst)[kWord
                    : "=r"(dst[4 * i]), "=r"(dst[4 * i + 1]), "=r"(dst[4 * i + 2]), "=r"(dst[4 * i + 3])
                    : "l"(src + 4 * i));
   }
+#endif
 }
 
 }  // namespace humming

@@ -447,7 +447,7 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   constexpr int kAtomWords = Cfg::kAtomWords;
   constexpr int kThreads = Cfg::kThreads;
 
-  extern __shared__ __align__(16) uint8_t smem_raw[];
+  HUMMING_DYNAMIC_SMEM(uint8_t, smem_raw);
   using Smem = CpAsyncSmem<Cfg, kTmaX>;
   static_assert(!kTmaX || kCluster == 0, "TMA x tiles: not in cluster launches (the host never asks for it)");
   // wgmma: the swizzled x tiles must sit on 1024-byte boundaries (Smem::kBytes includes the slack)

@@ -595,7 +595,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   // fragment buffers alternate per atom and ring slots repeat every kDepth atoms: unroll by lcm(kDepth, 2)
   constexpr int kBody = kDepth % 2 == 0 ? kDepth : 2 * kDepth;
 
-  extern __shared__ __align__(16) uint8_t smem_raw[];
+  HUMMING_DYNAMIC_SMEM(uint8_t, smem_raw);
   uint8_t* smem = smem_raw;   // the swizzled x tiles start on a 1 KB boundary (the host adds 1 KB of slack)
   {
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -757,7 +757,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   constexpr int kU = Plan::kUnitAtoms;
   constexpr int kThreads = Cfg::kThreads;
 
-  extern __shared__ __align__(16) uint8_t smem[];
+  HUMMING_DYNAMIC_SMEM(uint8_t, smem);
 
   const int tid = threadIdx.x;
   const int lane = tid % 32;

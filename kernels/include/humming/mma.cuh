@@ -19,7 +19,9 @@ namespace humming {
 template <class T> HUMMING_DEVICE void mma_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 
 template <> HUMMING_DEVICE void mma_16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if __CUDA_ARCH__ >= 800
+#if defined(HUMMING_EMULATE)
+  emu::mma_16816<__nv_bfloat16>(d, a, b);
+#elif __CUDA_ARCH__ >= 800
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
@@ -32,7 +34,9 @@ template <> HUMMING_DEVICE void mma_16816<__nv_bfloat16>(float (&d)[4], const ui
 }
 
 template <> HUMMING_DEVICE void mma_16816<__half>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if __CUDA_ARCH__ >= 800
+#if defined(HUMMING_EMULATE)
+  emu::mma_16816<__half>(d, a, b);
+#elif __CUDA_ARCH__ >= 800
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"

@@ -16,14 +16,6 @@
 
 #include "humming/common.cuh"
 
-// Dynamic shared memory of a kernel entry.  HUMMING_EMULATE: the CPU emulation of the CUDA thread model
-// (tests/host/cuda_emu.h) hands out a host buffer instead; device code never sees that branch.
-#ifdef HUMMING_EMULATE
-#define HUMMING_DYNAMIC_SMEM(type, name) type* name = reinterpret_cast<type*>(emu::dynamic_smem())
-#else
-#define HUMMING_DYNAMIC_SMEM(type, name) extern __shared__ __align__(16) type name[]
-#endif
-
 namespace humming {
 
 HUMMING_DEVICE float mul_rn(float a, float b) { return __fmul_rn(a, b); }   // never contracted into an FMA

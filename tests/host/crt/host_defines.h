@@ -15,7 +15,6 @@
 #define __device_builtin__
 #define __cudart_builtin__
 #define CUDARTAPI
-#define __CUDA_ALIGN__(n) __attribute__((aligned(n)))
 #define __inline_hint__
 #define __DEVICE_FUNCTIONS_DECL__
 #define __launch_bounds__(...)

@@ -1,0 +1,174 @@
+"""The WnA16 GEMM kernels themselves, run on the CPU emulation of the CUDA thread model (tests/host/cuda_emu.h:
+std::threads per CUDA thread, ldmatrix / mma.sync / lop3 emulated at the fragment level), against the fp32 reference.
+
+No GPU needed: the mma.sync kernels (cp.async mainloop and the direct decode kernel, split-K with the ticket
+reduction, the MoE expert-indexed entries) are checked numerically in CI, not only compiled.  The emulation runs
+blocks one after another, so split-K plans run with one reducer (several reducers wait on each other's tickets);
+wgmma / TMA / bulk-copy / cluster kernels use PTX the emulation does not model and stay GPU-only
+(tests/test_gemm_gpu.py and friends).  The tensor-core sums are emulated in double, so results match the reference to
+the bf16 / fp16 rounding, not bit for bit with an H200.
+"""
+
+import os
+import shutil
+import sys
+
+import pytest
+import torch
+
+from vllm_humming.desc import WeightDesc
+from vllm_humming.ops import gemm as G
+from vllm_humming.ops.moe_gemm import moe_max_tiles, moe_routing
+from vllm_humming.ops.plan import FLAG_REDUCERS_SHIFT, kernel_fit, plan_launches
+from vllm_humming.reference import quantize_weight, reference_gemm
+from vllm_humming.tuning.heuristics import arch_info, choose_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "host"))
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++ on this machine")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("emu_gemm"))
+
+
+def _layer(qw, dtype):
+    """GemmLayer's load-time repack on the CPU (the part of GemmLayer that needs no GPU)."""
+    layer = object.__new__(G.GemmLayer)
+    layer.name, layer.desc, layer.dtype = qw.name, qw.desc, dtype
+    layer.n, layer.k = qw.shape
+    layer.device = torch.device("cpu")
+    layer.fp = G.format_params(qw.desc)
+    layer._repack(qw)
+    return layer
+
+
+def _run(workdir, layer, choice, m, sms, arch="sm_80", experts=None):
+    """Launch ``choice`` on the emulation for M rows of x with the planner's grid (sms SMs: more SMs -> more K
+    splits), one split-K reducer.  ``experts``: (tile_expert, per-expert strides) for the expert-indexed entry."""
+    import emu_launch
+
+    fp = layer.fp
+    spec = G._spec(fp, choice, layer.dtype, arch, str(layer.desc), experts=experts is not None)
+    kernel = emu_launch.EmuKernel(spec, workdir)
+    info = arch_info(arch, sms)
+    fit = kernel_fit(choice, G.stage_smem(choice, fp), 128, 0, info)
+    lp = plan_launches(m, layer.n16, layer.k64, fp.bits, fp.group, fp.zero_mode, info, lambda tag: fit)
+    g = torch.Generator().manual_seed(m * 7 + sms)
+    x = torch.randn(m, layer.k8, generator=g).to(layer.dtype)
+    y = torch.full((m, layer.n), float("nan"), dtype=layer.dtype)
+    tickets = torch.zeros(4096, dtype=torch.int32)
+    types = G._ARG_TYPES + (("ptr", "i64", "i64", "i32", "i32") if experts is not None else ())
+    launcher = emu_launch.EmuLauncher(kernel, types)
+    splits = 1
+    for pl in lp.launches:
+        ws = torch.zeros(max(1, pl.ws_numel), dtype=torch.float32)
+        flags = (pl.flags & ~(0xF << FLAG_REDUCERS_SHIFT)) | (1 << FLAG_REDUCERS_SHIFT)
+        extra = () if experts is None else experts
+        launcher.launch(pl.grid, pl.choice.threads, pl.smem, None, x, layer.w, layer.gscale, layer.gzero,
+                        layer.chscale, layer.tscale, layer.bias, y, ws, tickets, m, layer.n, layer.k8, layer.n16,
+                        layer.k64, pl.atoms_per_split, flags, *extra)
+        splits = max(splits, pl.grid[2] if len(pl.grid) > 2 else 1)
+    assert not bool(tickets.any()), "the split-K tickets must be back at zero after the call"
+    return x, y, splits
+
+
+CASES = [  # (description, M, N, K, dtype, SMs)
+    ("w:uint4b8,s:g128:bfloat16", 1, 256, 512, torch.bfloat16, 1),
+    ("w:uint4b8,s:g128:bfloat16", 17, 256, 2048, torch.bfloat16, 8),        # split-K, ticket reduction
+    ("w:uint4,s:g128:bfloat16,zp:int", 64, 128, 1024, torch.bfloat16, 1),
+    ("w:uint4,s:g64:float16,zp:float", 17, 256, 512, torch.float16, 1),
+    ("w:uint3b4,s:g128:bfloat16", 5, 128, 384, torch.bfloat16, 1),
+    ("w:uint8b128,s:channel:bfloat16", 9, 200, 520, torch.bfloat16, 1),      # N, K not multiples of 64 / 128
+    ("w:float4_e2m1,s:g32:float8_e8m0fnu", 33, 256, 512, torch.bfloat16, 1),
+    ("w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", 3, 128, 512, torch.float16, 1),
+    ("w:float8_e4m3fn,s:channel:float32", 100, 200, 1088, torch.bfloat16, 1),
+    ("w:float6_e3m2,s:g32:bfloat16", 16, 128, 256, torch.bfloat16, 1),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-M{c[1]}-{c[2]}x{c[3]}-{str(c[4])[6:]}-sm{c[5]}" for c in CASES])
+def test_cp_async_kernel_on_the_emulation(workdir, case):
+    desc_s, m, n, k, dtype, sms = case
+    desc = WeightDesc.parse(desc_s)
+    g = torch.Generator().manual_seed(n + k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu")
+    layer = _layer(qw, dtype)
+    fp = layer.fp
+    choice = choose_kernel("sm_80", m, fp.bits, fp.group, fp.zero_mode, sms, k=k, n=n,
+                           float_family=fp.family == "float", pipeline="cp_async")
+    x, y, splits = _run(workdir, layer, choice, m, sms)
+    assert not bool(torch.isnan(y).any()), f"{choice.short()}: unwritten outputs"
+    ref = reference_gemm(x[:, :k].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc_s} {choice.short()} M={m}: rel err {rel:.3e}"
+    if sms > 1:
+        assert splits > 1, "the case meant to cover split-K planned a single split"
+
+
+def test_direct_decode_kernel_on_the_emulation(workdir):
+    """The mma.sync direct kernel (packed weights global -> registers, x staged once per block) at decode sizes."""
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    g = torch.Generator().manual_seed(3)
+    qw = quantize_weight(torch.randn(256, 1024, generator=g) * 0.05, desc, name="emu")
+    layer = _layer(qw, torch.bfloat16)
+    fp = layer.fp
+    ran = 0
+    for m in (1, 8, 16):
+        choice = choose_kernel("sm_80", m, fp.bits, fp.group, fp.zero_mode, 4, k=1024, n=256, pipeline="direct")
+        assert choice.direct and choice.mma == "sync"
+        x, y, _ = _run(workdir, layer, choice, m, 4)
+        ref = reference_gemm(x[:, :1024].float(), qw)
+        rel = ((y.float() - ref).norm() / ref.norm()).item()
+        assert not bool(torch.isnan(y).any()) and rel < 1.2e-2, f"{choice.short()} M={m}: {rel:.3e}"
+        ran += 1
+    assert ran == 3
+
+
+def test_moe_expert_entry_on_the_emulation(workdir):
+    """The expert-indexed entry (ops/moe_gemm.py): each token tile reads its expert and offsets every weight
+    tensor by that expert's strides; padding tiles leave their rows untouched."""
+    desc = WeightDesc.parse("w:uint4,s:g128:bfloat16,zp:int")
+    experts, n, k, tokens, topk = 4, 128, 256, 5, 2
+    g = torch.Generator().manual_seed(9)
+    qws = [quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name=f"e{i}") for i in range(experts)]
+    layers = [_layer(q, torch.bfloat16) for q in qws]
+    stacked = object.__new__(G.GemmLayer)
+    stacked.__dict__.update(layers[0].__dict__)
+    for attr in ("w", "gscale", "gzero"):
+        setattr(stacked, attr, torch.stack([getattr(lay, attr) for lay in layers]).contiguous())
+    strides = (layers[0].w.numel(), layers[0].gscale.numel(), 0, 0)
+    fp = stacked.fp
+    choice = choose_kernel("sm_80", 8, fp.bits, fp.group, fp.zero_mode, 1, k=k, n=n, pipeline="cp_async")
+    ids = torch.stack([torch.randperm(experts, generator=g)[:topk] for _ in range(tokens)])
+    slots, tiles = moe_routing(ids, experts, choice.bt)
+    rows = slots.numel()
+    assert rows == moe_max_tiles(tokens * topk, experts, choice.bt) * choice.bt
+
+    import emu_launch
+
+    spec = G._spec(fp, choice, torch.bfloat16, "sm_80", str(desc), experts=True)
+    kernel = emu_launch.EmuKernel(spec, workdir)
+    info = arch_info("sm_80", 1)
+    fit = kernel_fit(choice, G.stage_smem(choice, fp), 128, 0, info)
+    lp = plan_launches(rows, stacked.n16, stacked.k64, fp.bits, fp.group, fp.zero_mode, info, lambda tag: fit)
+    x = torch.randn(tokens, k, generator=g).to(torch.bfloat16)
+    xs = torch.cat([x, x.new_zeros(1, k)]).index_select(0, slots // topk).contiguous()
+    y = torch.full((rows, n), float("nan"), dtype=torch.bfloat16)
+    launcher = emu_launch.EmuLauncher(kernel, G._ARG_TYPES + ("ptr", "i64", "i64", "i32", "i32"))
+    for pl in lp.launches:
+        ws = torch.zeros(max(1, pl.ws_numel), dtype=torch.float32)
+        launcher.launch(pl.grid, pl.choice.threads, pl.smem, None, xs, stacked.w, stacked.gscale, stacked.gzero,
+                        None, None, None, y, ws, torch.zeros(4096, dtype=torch.int32), rows, n, stacked.k8,
+                        stacked.n16, stacked.k64, pl.atoms_per_split,
+                        (pl.flags & ~(0xF << FLAG_REDUCERS_SHIFT)) | (1 << FLAG_REDUCERS_SHIFT), tiles, *strides)
+    row_expert = tiles.repeat_interleave(choice.bt).long()
+    real = row_expert >= 0
+    assert bool(torch.isnan(y[~real]).all()), "padding tiles must not be written"
+    assert not bool(torch.isnan(y[real]).any())
+    for r in torch.nonzero(real).flatten().tolist():
+        e = int(row_expert[r])
+        ref = reference_gemm(xs[r:r + 1].float(), qws[e])
+        rel = ((y[r].float() - ref[0]).norm() / ref.norm().clamp(min=1e-6)).item()
+        assert rel < 1.5e-2, f"row {r} (expert {e}): rel err {rel:.3e}"
