@@ -172,3 +172,90 @@ def test_moe_expert_entry_on_the_emulation(workdir):
         ref = reference_gemm(xs[r:r + 1].float(), qws[e])
         rel = ((y[r].float() - ref[0]).norm() / ref.norm().clamp(min=1e-6)).item()
         assert rel < 1.5e-2, f"row {r} (expert {e}): rel err {rel:.3e}"
+
+
+LAYERS = [  # (weight description or named format, activation description or None, N, K, dtype)
+    ("w4a16-int4-g128", None, 256, 512, torch.bfloat16),
+    ("w:uint4,s:g128:float16,zp:int", None, 200, 328, torch.float16),
+    ("w8a8-int8", None, 128, 256, torch.bfloat16),
+    ("w8a8-fp8", None, 128, 256, torch.bfloat16),
+    ("nvfp4", None, 128, 256, torch.bfloat16),
+    ("w:uint4b8,s:g128:bfloat16", "a:int8,s:token:float32,dynamic", 256, 384, torch.bfloat16),
+    ("w:int8,s:channel:float32", "a:int8,s:tensor:float32,static", 128, 200, torch.bfloat16),
+]
+
+
+@pytest.mark.parametrize("layer", LAYERS, ids=[f"{l[0]}|{l[1]}" for l in LAYERS])
+def test_prepare_linear_end_to_end_on_the_emulation(monkeypatch, workdir, layer):
+    """prepare_linear -> GemmLayer / QuantActGemm -> the planner, the bound launches, the act-quant kernel and the
+    GEMM kernel, all through the same Python code as on a GPU, on the CPU emulation (an sm_80-like device)."""
+    import emu_launch
+    from vllm_humming.desc import NAMED_FORMATS, ActDesc
+    from vllm_humming.ops import humming_linear, prepare_linear
+    from vllm_humming.ops.act_quant import QuantActGemm
+
+    built = emu_launch.emulate_jit(monkeypatch, workdir)
+    wname, aname, n, k, dtype = layer
+    if wname in NAMED_FORMATS:
+        wdesc, act = NAMED_FORMATS[wname]
+    else:
+        wdesc = WeightDesc.parse(wname)
+        act = ActDesc.parse(aname) if aname else ActDesc("float16" if dtype == torch.float16 else "bfloat16")
+    g = torch.Generator().manual_seed(n * k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, wdesc, name=f"emu.{wname}",
+                         bias=torch.randn(n, generator=g) * 0.1)
+    st = None
+    if act.quantized and not act.dynamic:
+        st = torch.tensor([0.0371])
+    elif act.scale2 is not None:
+        st = torch.tensor([1.0 / 448 / 6 * 3])
+    pl = prepare_linear(qw, act if act.quantized else None, out_dtype=dtype, static_act_scale=st)
+    assert pl.backend == "kernel", pl.fallback_reason
+    assert isinstance(pl.kernel, QuantActGemm) == act.quantized
+    for m in (1, 17, 64):
+        x = torch.randn(m, k, generator=g).to(dtype)
+        out = torch.full((m, n), float("nan"), dtype=dtype)
+        y = pl.kernel(x, out=out)
+        assert not bool(torch.isnan(y).any()), f"M={m}: unwritten outputs"
+        ref = reference_gemm(x.float(), qw, act if act.quantized else None, pl.static_act_scale)
+        rel = ((y.float() - ref).norm() / ref.norm()).item()
+        assert rel < 1.5e-2, f"{wname} {aname} M={m}: rel err {rel:.3e} ({pl.kernel.plan_info.get(m)})"
+        assert torch.equal(humming_linear(x, pl), y)
+    assert any(name.startswith("humming_wna16") for name in built)
+
+
+@pytest.mark.parametrize("activation", ["silu", "swigluoai"])
+def test_fused_moe_end_to_end_on_the_emulation(monkeypatch, workdir, activation):
+    """A whole MoE layer on the kernel path -- the route kernels and both expert-indexed GEMMs, planned and bound by
+    ExpertGemm as on a GPU -- on the CPU emulation, against the plain-torch experts (expert parallelism and router
+    weights on the input included)."""
+    import emu_launch
+    from vllm_humming.moe.fallback import torch_moe_fallback
+    from vllm_humming.ops.moe_gemm import FusedMoeGemm
+
+    built = emu_launch.emulate_jit(monkeypatch, workdir)
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    experts, topk, hidden, inter = 6, 2, 256, 128
+    g = torch.Generator().manual_seed(len(activation))
+    q13 = [quantize_weight(torch.randn(2 * inter, hidden, generator=g) * 0.05, desc, name=f"w13[{e}]")
+           for e in range(experts)]
+    q2 = [quantize_weight(torch.randn(hidden, inter, generator=g) * 0.05, desc, name=f"w2[{e}]")
+          for e in range(experts)]
+    d13 = torch.stack([q.dequantize(torch.float32) for q in q13])
+    d2 = torch.stack([q.dequantize(torch.float32) for q in q2])
+    moe = FusedMoeGemm(q13, q2, torch.bfloat16, name="emu.moe")
+    glob = 2 * experts
+    emap = torch.full((glob,), -1, dtype=torch.int32)
+    emap[torch.randperm(glob, generator=g)[:experts]] = torch.arange(experts, dtype=torch.int32)
+    for t, on_input, ep in ((1, False, False), (7, True, False), (9, False, True)):
+        x = torch.randn(t, hidden, generator=g).to(torch.bfloat16)
+        ids = torch.stack([torch.randperm(glob if ep else experts, generator=g)[:topk] for _ in range(t)])
+        wts = torch.softmax(torch.randn(t, topk, generator=g), -1)
+        kw = dict(activation=activation, expert_map=emap if ep else None, apply_router_weight_on_input=on_input)
+        got = moe(x, wts, ids.to(torch.int32), **kw)
+        want = torch_moe_fallback(x, d13, d2, wts, ids, **kw)
+        err = (got.float() - want.float()).abs().max().item()
+        assert err <= 2.5e-2 * (want.float().abs().max().item() + 1e-6), (t, on_input, ep, err)
+    assert moe._route is not None
+    kinds = {name.split("_")[1] for name in built}
+    assert "moe" in kinds

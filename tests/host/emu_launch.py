@@ -2,7 +2,7 @@
 same ``compile_kernel`` / ``load_kernel`` / ``Launcher(...).launch(...)`` calls the ops make on a GPU -- so a CPU
 test checks the Python side too: argument order and types, grids, shared memory, buffers.
 
-    emulate_jit(monkeypatch, tmp_path)      # then ActQuantizer(..., "cpu") / MoeRouteKernels(..., "cpu") run
+    emulate_jit(monkeypatch, tmp_path)      # then prepare_linear / ActQuantizer / MoeRouteKernels run on "cpu"
 
 Each kernel entry is built with g++ into its own shared library (``-DHUMMING_EMULATE``) that exports
 ``humming_emu_launch(grid, block, smem, void** args)``; ``args`` is a cuLaunchKernel-style array of pointers to the
@@ -53,6 +53,15 @@ class EmuKernel:
                             ctypes.POINTER(ctypes.c_void_p)]
         self.fn.restype = None
         self.launches = 0
+        # what load_kernel's KernelFunction tells the planner (kernel_fit): no ptxas here, so a typical register
+        # count; the emulation has no shared-memory limit to opt into
+        self.num_regs, self.static_smem = 128, 0
+        # the GEMM kernels' split-K plans run with one reducer: blocks run in order here, and several reducers would
+        # wait on tickets that later blocks bump (flags is argument 16 of every GEMM entry)
+        self.one_reducer = spec.name.startswith(("humming_wna16", "humming_moe_wna16"))
+
+    def set_max_smem(self, nbytes: int) -> None:
+        pass
 
 
 class EmuLauncher:
@@ -74,6 +83,8 @@ class EmuLauncher:
                 cells.append(ctypes.c_void_p(0 if v is None else int(v)))
             else:
                 cells.append(_CELL[t](v))
+        if self.kernel.one_reducer and len(cells) > 16:
+            cells[16] = ctypes.c_int((cells[16].value & ~0xF0) | (1 << 4))
         argv = (ctypes.c_void_p * max(1, len(cells)))(*[ctypes.addressof(c) for c in cells])
         g = (grid, 1, 1) if isinstance(grid, int) else tuple(grid) + (1,) * (3 - len(grid))
         b = block if isinstance(block, int) else block[0]
@@ -81,7 +92,20 @@ class EmuLauncher:
         self.kernel.launches += 1
 
 
-def emulate_jit(monkeypatch, workdir) -> dict:
+    def bind(self, grid, block, smem, values, varying):
+        """Launcher.bind: everything fixed but the pointer arguments at positions ``varying``."""
+        vals, varying = list(values), tuple(varying)
+
+        def launch(*ptrs):
+            for i, p in zip(varying, ptrs):
+                vals[i] = p
+            self.launch(grid, block, smem, None, *vals)
+
+        launch.arg_cells = ()
+        return launch
+
+
+def emulate_jit(monkeypatch, workdir, sms: int = 1, capability=(8, 0)) -> dict:
     """Route the JIT's compile / load / launch through the emulation (and let the act-quant and MoE route kernels
     take CPU devices).  Returns the dict of EmuKernels built so far, by kernel name."""
     import vllm_humming.jit as jit
@@ -100,7 +124,16 @@ def emulate_jit(monkeypatch, workdir) -> dict:
     monkeypatch.setattr(jit, "compile_kernel", lambda spec, **kw: spec)
     monkeypatch.setattr(jit, "load_kernel", load)
     monkeypatch.setattr(jit, "Launcher", lambda fn, arg_types, **kw: EmuLauncher(fn, arg_types))
-    monkeypatch.setattr(launch, "current_arch", lambda device=None: "sm_90a")
+    from vllm_humming.ops import gemm
+
+    arch = f"sm_{capability[0]}{capability[1]}"
+    monkeypatch.setattr(launch, "current_arch", lambda device=None: arch)
+    monkeypatch.setattr(jit, "current_arch", lambda device=None: arch)
     monkeypatch.setattr(ActQuantizer, "DEVICE_TYPES", ("cuda", "cpu"))
     monkeypatch.setattr(MoeRouteKernels, "DEVICE_TYPES", ("cuda", "cpu"))
+    # the GEMM layers on "cpu": an sm_80-like device with `sms` SMs (the planner's view); wgmma / TMA choices never
+    # come up on sm_80, and the emulation does not model them
+    monkeypatch.setattr(gemm, "KERNEL_DEVICE_TYPES", ("cuda", "cpu"))
+    monkeypatch.setattr(gemm, "_device_capability", lambda dev: tuple(capability))
+    monkeypatch.setattr(gemm, "_device_sms", lambda dev: sms)
     return built

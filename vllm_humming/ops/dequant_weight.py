@@ -153,9 +153,11 @@ class WeightExpander:
         if dtype not in _CTYPE:
             fail(f"the compute dtype must be bfloat16 or float16, got {dtype}")
         device = torch.device(layer.device)
-        if device.type != "cuda":
+        from . import gemm
+
+        if device.type not in gemm.KERNEL_DEVICE_TYPES:
             fail(f"the expansion kernel runs on CUDA; the layer is on {device}")
-        if device.index is None and torch.cuda.is_available():
+        if device.type == "cuda" and device.index is None and torch.cuda.is_available():
             device = torch.device("cuda", torch.cuda.current_device())
         n, k, n16, k64 = (int(layer.n), int(layer.k), int(layer.n16), int(layer.k64))
         if n < 1 or k < 1:

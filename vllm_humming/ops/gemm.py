@@ -104,6 +104,19 @@ def format_params(desc: WeightDesc) -> FormatParams:
     return FormatParams("float", d.bits, d.exp_bits, d.man_bits, 0, group, 0, ch, tensor)
 
 
+# The device types the kernel path serves, and the two device queries it makes.  tests/host/emu_launch.py adds "cpu"
+# with stand-in queries: the kernels then run on the CPU emulation of the CUDA thread model, through this same code.
+KERNEL_DEVICE_TYPES = ("cuda",)
+
+
+def _device_capability(dev) -> Tuple[int, int]:
+    return torch.cuda.get_device_capability(dev)
+
+
+def _device_sms(dev) -> int:
+    return torch.cuda.get_device_properties(dev).multi_processor_count
+
+
 def unsupported_reason(qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype) -> str:
     """Why this layer cannot run on our GPU kernels ('' when it can)."""
     desc = qw.desc
@@ -117,9 +130,9 @@ def unsupported_reason(qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype
     if out_dtype not in _CTYPE:
         return f"GPU kernels compute and write bfloat16 or float16, not {out_dtype}"
     dev = qw.qweight.device
-    if dev.type != "cuda":
+    if dev.type not in KERNEL_DEVICE_TYPES:
         return f"weights on {dev.type}"
-    major, minor = torch.cuda.get_device_capability(dev)
+    major, minor = _device_capability(dev)
     if major < 8 and out_dtype == torch.bfloat16:
         return f"sm_{major}{minor} has no bf16 tensor-core MMA; use float16 activations"
     if major < 7 or (major == 7 and minor < 5):
@@ -452,8 +465,8 @@ _WORKSPACES: Dict[int, List[torch.Tensor]] = {}
 
 
 def _workspace(device: torch.device, numel: int) -> torch.Tensor:
-    idx = device.index if device.index is not None else torch.cuda.current_device()
-    bufs = _WORKSPACES.setdefault(idx, [])
+    idx = device.index if device.index is not None else (torch.cuda.current_device() if device.type == "cuda" else -1)
+    bufs = _WORKSPACES.setdefault((device.type, idx), [])
     if not bufs or bufs[-1].numel() < numel:
         size = max(numel, 2 * bufs[-1].numel() if bufs else 1 << 20)
         bufs.append(torch.empty(size, dtype=torch.float32, device=device))
@@ -485,12 +498,10 @@ class GemmLayer:
         self.n, self.k = qw.shape
         self.device = qw.qweight.device
         self.fp = format_params(qw.desc)
-        major, minor = torch.cuda.get_device_capability(self.device)
         from ..jit import current_arch
 
         self.arch = current_arch(self.device)
-        props = torch.cuda.get_device_properties(self.device)
-        self.info = arch_info(self.arch, props.multi_processor_count)
+        self.info = arch_info(self.arch, _device_sms(self.device))
         self._buckets: Dict[object, _Bucket] = {}   # M bucket (or (bucket, alternative tag)) -> kernel
         self._plans: Dict[int, tuple] = {}
         self.plan_info: Dict[int, dict] = {}    # M -> what _plan chose (grid, splits, shared memory, registers)

@@ -96,13 +96,13 @@ def prepare_linear(qw: QuantizedWeight, act: Optional[ActDesc] = None, out_dtype
     if force_fallback or os.environ.get("HUMMING_FORCE_FALLBACK") == "1":
         pl.fallback_reason = "fallback forced"
         return pl
-    if qw.qweight.device.type != "cuda":
-        pl.fallback_reason = f"weights on {qw.qweight.device.type}, kernels need CUDA"
-        return pl
     try:
         from . import gemm
     except ImportError as e:  # pragma: no cover - the CUDA toolchain is an optional extra
         pl.fallback_reason = f"kernel path unavailable: {e}"
+        return pl
+    if qw.qweight.device.type not in gemm.KERNEL_DEVICE_TYPES:
+        pl.fallback_reason = f"weights on {qw.qweight.device.type}, kernels need CUDA"
         return pl
     reason = gemm.unsupported_reason(qw, act, out_dtype)
     if reason:
