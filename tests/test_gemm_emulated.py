@@ -259,3 +259,39 @@ def test_fused_moe_end_to_end_on_the_emulation(monkeypatch, workdir, activation)
     assert moe._route is not None
     kinds = {name.split("_")[1] for name in built}
     assert "moe" in kinds
+
+
+def _sm80_cases():
+    """Every choice the heuristics can emit on sm_80 for int4 g128 (cp.async tiles of 8-64 tokens, the direct decode
+    kernel with and without the x16 staging), and one cp.async + one direct choice for every other family of
+    tests/test_gemm_compile.py's FAMILIES: the kernels CI compiles, run."""
+    from test_gemm_compile import FAMILIES
+    from vllm_humming.tuning.heuristics import all_choices
+
+    out = []
+    for i, d in enumerate(FAMILIES):
+        fp = G.format_params(WeightDesc.parse(d))
+        cs = all_choices("sm_80", fp.bits, fp.group, fp.zero_mode, float_family=fp.family == "float")
+        if i:
+            cs = [next(c for c in cs if not c.direct)] + [c for c in cs if c.direct][:1]
+        out += [(d, c) for c in cs]
+    return out
+
+
+SM80_CASES = _sm80_cases()
+
+
+@pytest.mark.parametrize("case", SM80_CASES, ids=[f"{d}-{c.short()}" for d, c in SM80_CASES])
+def test_every_sm80_choice_runs_on_the_emulation(workdir, case):
+    desc_s, choice = case
+    desc = WeightDesc.parse(desc_s)
+    m = min(17, choice.bt) if not choice.direct else min(choice.bt, 5)
+    n, k = 256, 512
+    g = torch.Generator().manual_seed(choice.bt * 131 + len(desc_s))
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu")
+    layer = _layer(qw, torch.bfloat16)
+    x, y, _ = _run(workdir, layer, choice, m, 1)
+    assert not bool(torch.isnan(y).any()), f"{choice.short()}: unwritten outputs"
+    ref = reference_gemm(x[:, :k].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc_s} {choice.short()} M={m}: rel err {rel:.3e}"
