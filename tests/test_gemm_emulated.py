@@ -295,3 +295,28 @@ def test_every_sm80_choice_runs_on_the_emulation(workdir, case):
     ref = reference_gemm(x[:, :k].float(), qw)
     rel = ((y.float() - ref).norm() / ref.norm()).item()
     assert rel < 1.2e-2, f"{desc_s} {choice.short()} M={m}: rel err {rel:.3e}"
+
+
+def test_prefill_path_on_the_emulation(monkeypatch, workdir):
+    """From prefill_m tokens on a layer expands its weight with the dequant kernel (dequant_weight.cuh) and runs the
+    matmul on the expanded matrix: that kernel on the emulation, whole and band by band."""
+    import emu_launch
+    from vllm_humming.ops import prepare_linear
+
+    emu_launch.emulate_jit(monkeypatch, workdir)
+    for desc_s in ("w:uint4,s:g128:bfloat16,zp:int", "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32",
+                   "w:uint3b4,s:g64:bfloat16"):
+        desc = WeightDesc.parse(desc_s)
+        g = torch.Generator().manual_seed(len(desc_s))
+        qw = quantize_weight(torch.randn(200, 320, generator=g) * 0.05, desc, name="emu.prefill")
+        pl = prepare_linear(qw)
+        assert pl.backend == "kernel", pl.fallback_reason
+        pl.kernel.prefill_m = 16
+        for chunk in ("0", "0.03"):          # one band, then ~16-row bands
+            monkeypatch.setenv("HUMMING_PREFILL_CHUNK_MB", chunk)
+            x = torch.randn(40, 320, generator=g).to(torch.bfloat16)
+            assert pl.kernel.uses_prefill_path(40)
+            y = pl.kernel(x)
+            ref = reference_gemm(x.float(), qw)
+            rel = ((y.float() - ref).norm() / ref.norm()).item()
+            assert rel < 1.2e-2, f"{desc_s} chunk {chunk} MB: rel err {rel:.3e}"

@@ -75,6 +75,7 @@ template <class V, class Src> inline V warp_exchange(V v, Src src) {
 }  // namespace emu
 
 inline void __syncthreads() { emu::g_block_barrier->arrive_and_wait(); }
+inline void __syncwarp(unsigned /*mask*/ = 0xffffffffu) { emu::warp_sync(); }
 
 template <class V> inline V __shfl_xor_sync(unsigned /*mask*/, V v, int lane_mask) {
   return emu::warp_exchange(v, [&](unsigned lane) { return (lane ^ (unsigned)lane_mask) & 31u; });
