@@ -2,6 +2,8 @@
 
 * Hypothesis runs with a modest example budget (the core suite must stay fast on 2 CPU cores) and no deadline
   (a cold torch op can take longer than hypothesis' default 200 ms).  HYPOTHESIS_PROFILE=thorough raises it.
+* ``emulated``: the JIT's compile / load / launch routed through the CPU emulation of the CUDA thread model
+  (tests/host/emu_launch.py), so the kernel path runs on "cpu" tensors; skips without g++.
 * Tests marked ``gpu`` skip where torch sees no CUDA device; tests marked ``vllm`` / ``vllm_cpu`` skip where the
   ``vllm`` package is not importable.  scripts/test.sh deselects those markers in the core stage anyway.
 """
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import sys
 
 import pytest
 
@@ -48,3 +52,22 @@ def pytest_collection_modifyitems(config, items):
                 has_vllm = importlib.util.find_spec("vllm") is not None
             if not has_vllm:
                 item.add_marker(pytest.mark.skip(reason="needs the vllm package"))
+
+
+# tests/host: the CPU emulation's helpers (emu_launch.py) import as top-level modules
+_HOST = os.path.join(os.path.dirname(__file__), "host")
+if _HOST not in sys.path:
+    sys.path.insert(0, _HOST)
+
+
+@pytest.fixture
+def emulated(monkeypatch, tmp_path_factory):
+    """The kernel path on the CPU emulation (tests/host/emu_launch.py: an sm_80-like "cpu" device with one SM);
+    returns the dict of emulated kernels built so far.  The shared libraries are kept per session."""
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ on this machine")
+    import emu_launch
+
+    work = tmp_path_factory.getbasetemp() / "emu"
+    os.makedirs(work, exist_ok=True)
+    return emu_launch.emulate_jit(monkeypatch, work)

@@ -174,7 +174,7 @@ def test_what_is_refused_is_named():
     assert "not quantized" in act_quant_unsupported_reason(ActDesc("bfloat16"), torch.bfloat16)
     with pytest.raises(DescError, match="input dtype"):
         act_quant_source(act, torch.int8, torch.bfloat16, True)
-    with pytest.raises(DescError, match="runs on CUDA"):
+    with pytest.raises(DescError, match="run on CUDA"):
         ActQuantizer(act, torch.bfloat16, "cpu", name="l0")
     # the GEMM alone never takes quantized activations
     from vllm_humming.ops import gemm
@@ -234,11 +234,8 @@ _EMU_IO = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half", torch.float
 
 @pytest.fixture(scope="module")
 def emu_program(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if gxx is None:
+    if shutil.which("g++") is None:
         pytest.skip("no g++ on this machine")
-    from vllm_humming.jit.paths import cuda_include_dirs
-
     cases = []
     for i, (a, tin, tout, vec) in enumerate(EMU_CASES):
         act = ActDesc.parse(a)
@@ -255,19 +252,12 @@ def emu_program(tmp_path_factory):
 static int M, K, LDX;
 static float SCALE;
 
-static float to_f(float v) { return v; }
-static float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-static float to_f(__half v) { return __half2float(v); }
-template <class T> static T from_f(float v);
-template <> float from_f<float>(float v) { return v; }
-template <> __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __half from_f<__half>(float v) { return __float2half_rn(v); }
 
 template <class TIn, class T, bool kAmax, bool kVec, class F> static void run(F quant) {
   std::vector<float> xf((size_t)M * LDX);
   if (fread(xf.data(), sizeof(float), xf.size(), stdin) != xf.size()) exit(3);
   std::vector<TIn> x(xf.size());
-  for (size_t i = 0; i < xf.size(); ++i) x[i] = from_f<TIn>(xf[i]);
+  for (size_t i = 0; i < xf.size(); ++i) x[i] = emu::from_f32<TIn>(xf[i]);
   std::vector<T> out((size_t)M * K);
   std::vector<float> partials(264, -1.f);
   float scale = SCALE;
@@ -282,7 +272,7 @@ template <class TIn, class T, bool kAmax, bool kVec, class F> static void run(F 
     quant(x.data(), (long long)LDX, out.data(), M, K, &scale, &scale, partials.data(), nparts);
   });
   for (auto v : out) {
-    float f = to_f(v);
+    float f = emu::to_f32(v);
     fwrite(&f, sizeof f, 1, stdout);
   }
 }
@@ -300,15 +290,9 @@ int main(int argc, char** argv) {
   return 0;
 }
 """
-    d = tmp_path_factory.mktemp("emu")
-    cpp, exe = d / "act_quant_emu.cpp", d / "act_quant_emu"
-    cpp.write_text(src)
-    inc = [f"-I{os.path.join(os.path.dirname(__file__), 'host')}", f"-I{include_dir()}"] + \
-        [f"-I{p}" for p in cuda_include_dirs()]
-    r = subprocess.run([gxx, "-std=c++20", "-O1", "-pthread", "-ffp-contract=off", *inc, str(cpp), "-o", str(exe)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
-    return exe
+    import emu_launch
+
+    return emu_launch.build(src, str(tmp_path_factory.mktemp("emu") / "act_quant_emu"))
 
 
 @pytest.mark.parametrize("case", range(len(EMU_CASES)),
@@ -347,20 +331,11 @@ def test_kernel_matches_the_reference_on_the_cpu_emulation(emu_program, case):
                                    "a:int8,s:tensor:float32,static",
                                    "a:float4_e2m1,s:g16:float8_e4m3fn,dynamic,s2:tensor:float32",
                                    "a:int4,s:g128:bfloat16,dynamic"])
-def test_quantizer_launches_on_the_emulation(act_s, monkeypatch, tmp_path_factory):
+def test_quantizer_launches_on_the_emulation(act_s, emulated):
     """ActQuantizer's own launches (argument order and types, grids, the partials buffer, the vector-or-scalar
     choice, strided inputs) run the kernels on the CPU emulation (tests/host/emu_launch.py): bit for bit the
     reference."""
-    if shutil.which("g++") is None:
-        pytest.skip("no g++ on this machine")
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "host"))
-    import emu_launch
-
-    work = tmp_path_factory.getbasetemp() / "emu_act_quant"
-    os.makedirs(work, exist_ok=True)
-    built = emu_launch.emulate_jit(monkeypatch, work)
+    built = emulated
     act = ActDesc.parse(act_s)
     st = torch.tensor([0.0371]) if not act.dynamic else (torch.tensor([0.75]) if act.scale2 is not None else None)
     q = ActQuantizer(act, torch.bfloat16, "cpu", static_scale=st, name="emu")
@@ -373,6 +348,6 @@ def test_quantizer_launches_on_the_emulation(act_s, monkeypatch, tmp_path_factor
         codes, s = reference.quantize_activations(x.float(), act, st)
         want = reference.dequantize_activations(codes, s, act, st).to(torch.bfloat16)
         assert torch.equal(got, want), f"{act} M={m} K={k} ldx={ldx} {tin}"
-    kinds = sorted(name.split("_")[2] for name in built)
+    kinds = sorted(name.split("_")[2] for name in built if name.startswith("humming_act_"))
     assert kinds.count("quant") >= 3 and (kinds.count("amax") >= 1) == (act.dynamic and
                                                                        act.scale.granularity == "tensor")

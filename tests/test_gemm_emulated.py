@@ -186,15 +186,14 @@ LAYERS = [  # (weight description or named format, activation description or Non
 
 
 @pytest.mark.parametrize("layer", LAYERS, ids=[f"{l[0]}|{l[1]}" for l in LAYERS])
-def test_prepare_linear_end_to_end_on_the_emulation(monkeypatch, workdir, layer):
+def test_prepare_linear_end_to_end_on_the_emulation(emulated, layer):
     """prepare_linear -> GemmLayer / QuantActGemm -> the planner, the bound launches, the act-quant kernel and the
     GEMM kernel, all through the same Python code as on a GPU, on the CPU emulation (an sm_80-like device)."""
-    import emu_launch
     from vllm_humming.desc import NAMED_FORMATS, ActDesc
     from vllm_humming.ops import humming_linear, prepare_linear
     from vllm_humming.ops.act_quant import QuantActGemm
 
-    built = emu_launch.emulate_jit(monkeypatch, workdir)
+    built = emulated
     wname, aname, n, k, dtype = layer
     if wname in NAMED_FORMATS:
         wdesc, act = NAMED_FORMATS[wname]
@@ -225,15 +224,14 @@ def test_prepare_linear_end_to_end_on_the_emulation(monkeypatch, workdir, layer)
 
 
 @pytest.mark.parametrize("activation", ["silu", "swigluoai"])
-def test_fused_moe_end_to_end_on_the_emulation(monkeypatch, workdir, activation):
+def test_fused_moe_end_to_end_on_the_emulation(emulated, activation):
     """A whole MoE layer on the kernel path -- the route kernels and both expert-indexed GEMMs, planned and bound by
     ExpertGemm as on a GPU -- on the CPU emulation, against the plain-torch experts (expert parallelism and router
     weights on the input included)."""
-    import emu_launch
     from vllm_humming.moe.fallback import torch_moe_fallback
     from vllm_humming.ops.moe_gemm import FusedMoeGemm
 
-    built = emu_launch.emulate_jit(monkeypatch, workdir)
+    built = emulated
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     experts, topk, hidden, inter = 6, 2, 256, 128
     g = torch.Generator().manual_seed(len(activation))
@@ -297,13 +295,11 @@ def test_every_sm80_choice_runs_on_the_emulation(workdir, case):
     assert rel < 1.2e-2, f"{desc_s} {choice.short()} M={m}: rel err {rel:.3e}"
 
 
-def test_prefill_path_on_the_emulation(monkeypatch, workdir):
+def test_prefill_path_on_the_emulation(monkeypatch, emulated):
     """From prefill_m tokens on a layer expands its weight with the dequant kernel (dequant_weight.cuh) and runs the
     matmul on the expanded matrix: that kernel on the emulation, whole and band by band."""
-    import emu_launch
     from vllm_humming.ops import prepare_linear
 
-    emu_launch.emulate_jit(monkeypatch, workdir)
     for desc_s in ("w:uint4,s:g128:bfloat16,zp:int", "w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32",
                    "w:uint3b4,s:g64:bfloat16"):
         desc = WeightDesc.parse(desc_s)

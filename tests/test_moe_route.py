@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from vllm_humming.jit import compile_many
-from vllm_humming.jit.paths import cuda_include_dirs, include_dir
 from vllm_humming.moe.fallback import activation_fn
 from vllm_humming.ops.moe_gemm import moe_max_tiles, moe_routing
 from vllm_humming.ops.moe_route import ACTIVATIONS, ALIGN_THREADS, ROW_THREADS, align_smem_bytes, route_specs
@@ -31,22 +30,15 @@ template <class V> static std::vector<V> read_n(size_t n) {
   return v;
 }
 template <class V> static void write_all(const std::vector<V>& v) { fwrite(v.data(), sizeof(V), v.size(), stdout); }
-static float to_f(float v) { return v; }
-static float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-static float to_f(__half v) { return __half2float(v); }
-template <class T> static T from_f(float v);
-template <> float from_f<float>(float v) { return v; }
-template <> __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __half from_f<__half>(float v) { return __float2half_rn(v); }
 template <class T> static std::vector<T> read_as(size_t n) {
   auto f = read_n<float>(n);
   std::vector<T> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = from_f<T>(f[i]);
+  for (size_t i = 0; i < n; ++i) v[i] = emu::from_f32<T>(f[i]);
   return v;
 }
 template <class T> static void write_as_float(const std::vector<T>& v) {
   std::vector<float> f(v.size());
-  for (size_t i = 0; i < v.size(); ++i) f[i] = to_f(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) f[i] = emu::to_f32(v[i]);
   write_all(f);
 }
 
@@ -129,19 +121,13 @@ def _cases():
 
 @pytest.fixture(scope="module")
 def emu(tmp_path_factory):
-    gxx = shutil.which("g++")
-    if gxx is None:
+    if shutil.which("g++") is None:
         pytest.skip("no g++ on this machine")
-    d = tmp_path_factory.mktemp("moe_emu")
-    cpp, exe = d / "moe_route_emu.cpp", d / "moe_route_emu"
+    import emu_launch
+
     src = _PROGRAM.replace("CASES", _cases())
     src = src.replace("ALIGN_THREADS", str(ALIGN_THREADS)).replace("ROW_THREADS", str(ROW_THREADS))
-    cpp.write_text(src)
-    inc = [f"-I{os.path.join(os.path.dirname(__file__), 'host')}", f"-I{include_dir()}"] + \
-        [f"-I{p}" for p in cuda_include_dirs()]
-    r = subprocess.run([gxx, "-std=c++20", "-O1", "-pthread", "-ffp-contract=off", *inc, str(cpp), "-o", str(exe)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
+    exe = emu_launch.build(src, str(tmp_path_factory.mktemp("moe_emu") / "moe_route_emu"))
 
     def run(which, args, *arrays):
         data = b"".join(a.contiguous().numpy().tobytes() for a in arrays)

@@ -143,8 +143,13 @@ template <int N> inline void ldmatrix(uint32_t (&r)[N], const void* row) {
   warp_sync();
 }
 
+inline float to_f32(float v) { return v; }
 inline float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 inline float to_f32(__half v) { return __half2float(v); }
+template <class T> inline T from_f32(float v);      // round to nearest even, as the kernels' conversions do
+template <> inline float from_f32<float>(float v) { return v; }
+template <> inline __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> inline __half from_f32<__half>(float v) { return __float2half_rn(v); }
 template <class T> inline float half_at(uint32_t reg, int hi) {
   T v;
   const uint16_t bits = (uint16_t)(hi ? reg >> 16 : reg & 0xFFFFu);

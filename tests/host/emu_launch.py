@@ -24,29 +24,36 @@ _CELL = {"i32": ctypes.c_int, "u32": ctypes.c_uint, "i64": ctypes.c_longlong, "u
          "f32": ctypes.c_float, "f64": ctypes.c_double}
 
 
+def build(source: str, out_path: str, shared: bool = False) -> str:
+    """g++ ``source`` (C++ including cuda_emu.h and our headers) into an executable or (``shared``) a shared library
+    at ``out_path``; RuntimeError with the compiler's message when it fails."""
+    from vllm_humming.jit.paths import cuda_include_dirs, include_dir
+
+    gxx = shutil.which("g++")
+    if gxx is None:
+        raise RuntimeError("no g++")
+    cpp = out_path + ".cpp"
+    with open(cpp, "w") as f:
+        f.write(source)
+    inc = [f"-I{HERE}", f"-I{include_dir()}"] + [f"-I{p}" for p in cuda_include_dirs()]
+    kind = ["-shared", "-fPIC"] if shared else []
+    r = subprocess.run([gxx, "-std=c++20", "-O1", "-pthread", "-ffp-contract=off", *kind, *inc, cpp, "-o", out_path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"emulation build of {out_path} failed:\n{r.stderr[-4000:]}")
+    return out_path
+
+
 class EmuKernel:
     """A compiled emulation library of one kernel entry (what load_kernel returns here)."""
 
     def __init__(self, spec, workdir: str):
-        from vllm_humming.jit.paths import cuda_include_dirs, include_dir
-
-        gxx = shutil.which("g++")
-        if gxx is None:
-            raise RuntimeError("no g++")
         self.name = spec.name
-        cpp = os.path.join(workdir, f"{spec.name}.cpp")
         lib = os.path.join(workdir, f"{spec.name}.so")
         if not os.path.exists(lib):
-            src = ('#define HUMMING_EMULATE 1\n#include "cuda_emu.h"\n' + spec.source +
-                   f'\nextern "C" void humming_emu_launch(const unsigned* g, unsigned b, unsigned s, void** a) {{\n'
-                   f'  emu::launch_entry(&{spec.name}, g, b, s, a);\n}}\n')
-            with open(cpp, "w") as f:
-                f.write(src)
-            inc = [f"-I{HERE}", f"-I{include_dir()}"] + [f"-I{p}" for p in cuda_include_dirs()]
-            r = subprocess.run([gxx, "-std=c++20", "-O1", "-pthread", "-ffp-contract=off", "-shared", "-fPIC", *inc,
-                                cpp, "-o", lib], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"emulation build of {spec.name} failed:\n{r.stderr[-4000:]}")
+            build('#define HUMMING_EMULATE 1\n#include "cuda_emu.h"\n' + spec.source +
+                  f'\nextern "C" void humming_emu_launch(const unsigned* g, unsigned b, unsigned s, void** a) {{\n'
+                  f'  emu::launch_entry(&{spec.name}, g, b, s, a);\n}}\n', lib, shared=True)
         self.lib = ctypes.CDLL(lib)
         self.fn = self.lib.humming_emu_launch
         self.fn.argtypes = [ctypes.POINTER(ctypes.c_uint), ctypes.c_uint, ctypes.c_uint,
@@ -106,12 +113,10 @@ class EmuLauncher:
 
 
 def emulate_jit(monkeypatch, workdir, sms: int = 1, capability=(8, 0)) -> dict:
-    """Route the JIT's compile / load / launch through the emulation (and let the act-quant and MoE route kernels
-    take CPU devices).  Returns the dict of EmuKernels built so far, by kernel name."""
+    """Route the JIT's compile / load / launch through the emulation and let the kernel path take "cpu" devices.
+    Returns the dict of EmuKernels built so far, by kernel name."""
     import vllm_humming.jit as jit
     import vllm_humming.jit.launch as launch
-    from vllm_humming.ops.act_quant import ActQuantizer
-    from vllm_humming.ops.moe_route import MoeRouteKernels
 
     built = {}
     workdir = str(workdir)
@@ -129,8 +134,6 @@ def emulate_jit(monkeypatch, workdir, sms: int = 1, capability=(8, 0)) -> dict:
     arch = f"sm_{capability[0]}{capability[1]}"
     monkeypatch.setattr(launch, "current_arch", lambda device=None: arch)
     monkeypatch.setattr(jit, "current_arch", lambda device=None: arch)
-    monkeypatch.setattr(ActQuantizer, "DEVICE_TYPES", ("cuda", "cpu"))
-    monkeypatch.setattr(MoeRouteKernels, "DEVICE_TYPES", ("cuda", "cpu"))
     # the GEMM layers on "cpu": an sm_80-like device with `sms` SMs (the planner's view); wgmma / TMA choices never
     # come up on sm_80, and the emulation does not model them
     monkeypatch.setattr(gemm, "KERNEL_DEVICE_TYPES", ("cuda", "cpu"))

@@ -190,20 +190,15 @@ class ActQuantizer:
     or the second-level scale s2 of a description that has one (NVFP4); None otherwise.
     """
 
-    # where the kernels run (tests/host/emu_launch.py adds "cpu": the kernels on the CPU emulation of CUDA threads)
-    DEVICE_TYPES = ("cuda",)
-
     def __init__(self, act: ActDesc, out_dtype: torch.dtype, device, static_scale: Optional[torch.Tensor] = None,
                  name: str = "", k_perm: bool = False):
         self.where = f"layer {name!r} (activations {act})"
         reason = act_quant_unsupported_reason(act, out_dtype, k_perm)
         if reason:
             raise DescError(f"{self.where}: {reason}")
-        device = torch.device(device)
-        if device.type not in self.DEVICE_TYPES:
-            raise DescError(f"{self.where}: the activation-quantization kernel runs on CUDA, not {device}")
-        if device.type == "cuda" and device.index is None:
-            device = torch.device("cuda", torch.cuda.current_device())
+        from .gemm import kernel_device
+
+        device = kernel_device(device, f"{self.where}, activation quantization")
         needs_scale = (not act.dynamic) or act.scale2 is not None
         if needs_scale:
             what = "the static activation scale" if not act.dynamic else "the second-level activation scale s2"

@@ -117,6 +117,17 @@ def _device_sms(dev) -> int:
     return torch.cuda.get_device_properties(dev).multi_processor_count
 
 
+def kernel_device(device, where: str) -> torch.device:
+    """The device a kernel object (``where`` names it in errors) runs on: a KERNEL_DEVICE_TYPES device, a CUDA one
+    with its index."""
+    device = torch.device(device)
+    if device.type not in KERNEL_DEVICE_TYPES:
+        raise DescError(f"{where}: the kernels run on CUDA, not {device}")
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 def unsupported_reason(qw: QuantizedWeight, act: ActDesc, out_dtype: torch.dtype) -> str:
     """Why this layer cannot run on our GPU kernels ('' when it can)."""
     desc = qw.desc

@@ -378,10 +378,10 @@ class FusedMoeGemm:
         """The route kernels (ops/moe_route.py) where they apply -- a CUDA layer, at most ALIGN_MAX_SLOTS routed
         slots whose keys and expert runs fit the align block's 48 KB of shared memory, HUMMING_MOE_ROUTE_KERNELS not
         0 -- else None (the torch ops below)."""
+        from .gemm import KERNEL_DEVICE_TYPES
         from .moe_route import ALIGN_MAX_SLOTS, MoeRouteKernels, align_smem_bytes
 
-        if self.device is None or torch.device(self.device).type not in MoeRouteKernels.DEVICE_TYPES \
-                or slots > ALIGN_MAX_SLOTS:
+        if self.device is None or torch.device(self.device).type not in KERNEL_DEVICE_TYPES or slots > ALIGN_MAX_SLOTS:
             return None
         if align_smem_bytes(slots, self.experts) > 48 * 1024:     # (the align block's default shared memory)
             return None

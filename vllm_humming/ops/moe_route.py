@@ -123,18 +123,13 @@ def route_specs(dtype: torch.dtype, arch: str) -> list:
 class MoeRouteKernels:
     """The route kernels of one (compute dtype, device), compiled and loaded on first use per configuration."""
 
-    # where the kernels run (tests/host/emu_launch.py adds "cpu": the kernels on the CPU emulation of CUDA threads)
-    DEVICE_TYPES = ("cuda",)
-
     def __init__(self, dtype: torch.dtype, device, name: str = ""):
         if dtype not in (torch.bfloat16, torch.float16):
             raise DescError(f"MoE layer {name!r}: route kernels compute in bfloat16 or float16, not {dtype}")
-        device = torch.device(device)
-        if device.type not in self.DEVICE_TYPES:
-            raise DescError(f"MoE layer {name!r}: the route kernels run on CUDA, not {device}")
-        if device.type == "cuda" and device.index is None:
-            device = torch.device("cuda", torch.cuda.current_device())
         from ..jit.launch import current_arch
+        from .gemm import kernel_device
+
+        device = kernel_device(device, f"MoE layer {name!r}, route kernels")
 
         self.arch = current_arch(device)
         self.dtype, self.device, self.name = dtype, device, name
