@@ -316,3 +316,40 @@ def test_prefill_path_on_the_emulation(monkeypatch, emulated):
             ref = reference_gemm(x.float(), qw)
             rel = ((y.float() - ref).norm() / ref.norm()).item()
             assert rel < 1.2e-2, f"{desc_s} chunk {chunk} MB: rel err {rel:.3e}"
+
+
+def _other_arch_cases():
+    """The mma.sync choices other archs' heuristics emit for int4 g128 beyond sm_80's (fp16 on sm_75).  Their bulk
+    (mbarrier) choices on sm_100a / sm_120a are not modelled by the emulation."""
+    from vllm_humming.tuning.heuristics import all_choices
+
+    seen = set(all_choices("sm_80", 4, 128, 0, float_family=False))
+    out = []
+    for arch in ("sm_75", "sm_86", "sm_89", "sm_100a", "sm_120a"):
+        for c in all_choices(arch, 4, 128, 0, float_family=False):
+            if c.bulk or c.stream_k or c.cluster or c.tma_x or c.mma != "sync":
+                continue
+            if c in seen and arch != "sm_75":
+                continue
+            seen.add(c)
+            out.append((arch, c))
+    return out
+
+
+OTHER_ARCH_CASES = _other_arch_cases()
+
+
+@pytest.mark.parametrize("case", OTHER_ARCH_CASES, ids=[f"{a}-{c.short()}" for a, c in OTHER_ARCH_CASES])
+def test_other_arch_choices_run_on_the_emulation(workdir, case):
+    arch, choice = case
+    dtype = torch.float16 if arch == "sm_75" else torch.bfloat16
+    desc = WeightDesc.parse("w:uint4b8,s:g128:float16" if dtype == torch.float16 else "w:uint4b8,s:g128:bfloat16")
+    m = min(17, choice.bt) if not choice.direct else min(choice.bt, 5)
+    g = torch.Generator().manual_seed(choice.bt)
+    qw = quantize_weight(torch.randn(256, 512, generator=g) * 0.05, desc, name="emu")
+    layer = _layer(qw, dtype)
+    x, y, _ = _run(workdir, layer, choice, m, 1, arch=arch)
+    assert not bool(torch.isnan(y).any())
+    ref = reference_gemm(x[:, :512].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{arch} {choice.short()} M={m}: rel err {rel:.3e}"
