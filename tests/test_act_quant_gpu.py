@@ -10,6 +10,7 @@ from vllm_humming import reference
 from vllm_humming.desc import ActDesc, NAMED_FORMATS, WeightDesc
 from vllm_humming.ops import prepare_linear
 from vllm_humming.ops.act_quant import ActQuantizer, QuantActGemm
+from graph_util import capture_cuda_graph
 from test_act_quant import ACTS as CPU_ACTS
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -109,14 +110,7 @@ def test_graph_capture_replays_new_inputs():
     qw, act, pl = _layer("w8a8-fp8", None, 2048, 1024, torch.bfloat16)
     pl.kernel.warmup()
     x = torch.randn(9, 1024, device="cuda", dtype=torch.bfloat16)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        pl.kernel(x)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        yg = pl.kernel(x)
+    g, yg = capture_cuda_graph(lambda: pl.kernel(x))
     for _ in range(3):
         x.copy_(torch.randn_like(x) * 3)
         g.replay()

@@ -11,6 +11,8 @@ from vllm_humming.desc import WeightDesc
 from vllm_humming.ops import prepare_linear
 from vllm_humming.reference import quantize_weight, reference_gemm
 
+from graph_util import capture_cuda_graph
+
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 FORMATS = [
@@ -196,14 +198,7 @@ def test_cuda_graph_and_repeat():
     pl = prepare_linear(qw)
     x = torch.randn(3, 4096, device="cuda", dtype=torch.bfloat16)
     y0 = pl.kernel(x)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        pl.kernel(x)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        yg = pl.kernel(x)
+    g, yg = capture_cuda_graph(lambda: pl.kernel(x))
     for _ in range(3):
         g.replay()
     torch.cuda.synchronize()

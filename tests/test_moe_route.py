@@ -284,3 +284,30 @@ def test_route_kernels_compile(arch, tmp_path):
         specs += route_specs(torch.bfloat16, arch)
     arts = compile_many(specs, cache_dir=cache)
     assert len(arts) == len(specs) and all(len(a.cubin) > 500 for a in arts)
+
+
+def test_route_kernels_reject_bad_tensors(emulated):
+    """Every MoeRouteKernels method checks what it hands a kernel: device, dtype, shape -- named in the error."""
+    from vllm_humming.desc import DescError
+    from vllm_humming.ops.moe_route import MoeRouteKernels
+
+    k = MoeRouteKernels(torch.bfloat16, "cpu", name="bad")
+    ids = torch.randint(0, 8, (3, 2))
+    with pytest.raises(DescError, match="'bad'.*topk_ids must be"):
+        k.align(ids.float(), 8, 16, moe_max_tiles(6, 8, 16))
+    with pytest.raises(DescError, match="expert_map must be"):
+        k.align(ids, 8, 16, moe_max_tiles(6, 8, 16), expert_map=torch.zeros(8))
+    slots, tiles, srow = k.align(ids, 8, 16, moe_max_tiles(6, 8, 16))
+    with pytest.raises(DescError, match="sorted_slots must be torch.int32"):
+        k.gather(torch.randn(3, 64), slots.long(), None, 2, 64, False)
+    with pytest.raises(DescError, match="x must be a 2-D tensor"):
+        k.gather(torch.randn(3, 64, 1), slots, None, 2, 64, False)
+    with pytest.raises(DescError, match="first GEMM's output must be torch.bfloat16"):
+        k.activation(torch.randn(slots.numel(), 64), 0, 32, 32)
+    o = torch.randn(slots.numel(), 64).to(torch.bfloat16)
+    with pytest.raises(DescError, match="topk_weights must be torch.float32"):
+        k.combine(o, srow, torch.rand(3, 2).double(), 3, 2, True)
+    with pytest.raises(DescError, match="3 x 2 slot rows"):
+        k.combine(o, srow[:4], torch.rand(3, 2), 3, 2, True)
+    out = k.combine(o, srow, torch.rand(3, 2), 3, 2, True)
+    assert out.shape == (3, 64) and torch.isfinite(out.float()).all()

@@ -259,9 +259,13 @@ class ActQuantizer:
             raise DescError(f"{self.where}: activations must be bfloat16, float16 or float32, got {x2.dtype}")
         if x2.device != self.device:
             raise DescError(f"{self.where}: input on {x2.device}, layer on {self.device}")
-        m, k = x2.shape
-        if k < 1:
+        if x2.shape[1] < 1:
             raise DescError(f"{self.where}: K must be positive")
+        return self._quantize(x2, out)
+
+    def _quantize(self, x2: torch.Tensor, out: Optional[torch.Tensor]) -> torch.Tensor:
+        """__call__ after the input checks (QuantActGemm has made them)."""
+        m, k = x2.shape
         if x2.stride(1) != 1 or (m > 1 and x2.stride(0) < k):
             x2 = x2.contiguous()
         ldx = x2.stride(0) if m > 1 else k
@@ -329,6 +333,6 @@ class QuantActGemm:
             raise DescError(f"layer {g.name!r} ({g.desc}, activations {self.quantizer.act}): activations must be "
                             f"bfloat16, float16 or float32, got {x.dtype}")
         lead = x.shape[:-1]
-        xq = self.quantizer(x.reshape(-1, g.k))
+        xq = self.quantizer._quantize(x.reshape(-1, g.k), None)
         y = g(xq, out=out)
         return y if x.dim() == 2 else y.reshape(*lead, g.n)

@@ -135,6 +135,13 @@ class MoeRouteKernels:
         self.dtype, self.device, self.name = dtype, device, name
         self._fns: Dict[Tuple, object] = {}
 
+    def _expect(self, t: torch.Tensor, what: str, dtypes) -> None:
+        """A tensor handed to a kernel: on this device, of one of ``dtypes`` -- never a bad pointer in a kernel."""
+        if not isinstance(t, torch.Tensor) or t.device != self.device or t.dtype not in dtypes:
+            got = f"{t.dtype} on {t.device}" if isinstance(t, torch.Tensor) else type(t).__name__
+            raise DescError(f"MoE layer {self.name!r}, route kernels: {what} must be "
+                            f"{' / '.join(str(d) for d in dtypes)} on {self.device}, got {got}")
+
     def _launcher(self, kind: str, arg_types: Tuple[str, ...], **cfg):
         key = (kind,) + tuple(sorted(cfg.items()))
         fn = self._fns.get(key)
@@ -150,6 +157,9 @@ class MoeRouteKernels:
     def align(self, topk_ids: torch.Tensor, experts: int, bt: int, tiles: int,
               expert_map: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(sorted_slots [tiles * bt], tile_expert [tiles], slot_row [S]), int32; = moe_routing (+ the inverse)."""
+        self._expect(topk_ids, "topk_ids", (torch.int32, torch.int64, torch.int16, torch.uint8, torch.int8))
+        if expert_map is not None:
+            self._expect(expert_map, "expert_map", (torch.int32, torch.int64))
         s = topk_ids.numel()
         if s > ALIGN_MAX_SLOTS:
             raise DescError(f"MoE layer {self.name!r}: {s} routed slots; the align kernel takes <= {ALIGN_MAX_SLOTS}")
@@ -172,6 +182,11 @@ class MoeRouteKernels:
 
     def gather(self, x: torch.Tensor, sorted_slots: torch.Tensor, topk_weights: Optional[torch.Tensor], topk: int,
                k8: int, weight_on_input: bool) -> torch.Tensor:
+        self._expect(sorted_slots, "sorted_slots", (torch.int32,))
+        if weight_on_input:
+            self._expect(topk_weights, "topk_weights", (torch.float32,))
+        if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.device != self.device:
+            raise DescError(f"MoE layer {self.name!r}, route kernels: x must be a 2-D tensor on {self.device}")
         rows = sorted_slots.numel()
         t, h = x.shape
         if x.dtype not in _CT:
@@ -188,6 +203,10 @@ class MoeRouteKernels:
 
     def activation(self, h1: torch.Tensor, code: int, n_out: int, lda: int, alpha: float = 1.702,
                    limit: float = 7.0) -> torch.Tensor:
+        self._expect(h1, "the first GEMM's output", (self.dtype,))
+        if h1.dim() != 2 or h1.stride(1) != 1:
+            raise DescError(f"MoE layer {self.name!r}, route kernels: the first GEMM's output must be 2-D with "
+                            f"contiguous rows, got {list(h1.shape)} strides {tuple(h1.stride())}")
         rows = h1.shape[0]
         a = torch.empty(rows, lda, dtype=self.dtype, device=self.device)
         fn = self._launcher("act", ("ptr", "i32", "i32", "i32", "ptr", "i32", "f32", "f32"), activation=int(code))
@@ -198,6 +217,13 @@ class MoeRouteKernels:
 
     def combine(self, o: torch.Tensor, slot_row: torch.Tensor, topk_weights: Optional[torch.Tensor], tokens: int,
                 topk: int, weighted: bool) -> torch.Tensor:
+        self._expect(o, "the second GEMM's output", (self.dtype,))
+        self._expect(slot_row, "slot_row", (torch.int32,))
+        if weighted:
+            self._expect(topk_weights, "topk_weights", (torch.float32,))
+        if o.dim() != 2 or o.stride(1) != 1 or slot_row.numel() != tokens * topk:
+            raise DescError(f"MoE layer {self.name!r}, route kernels: combine needs a 2-D output with contiguous rows "
+                            f"and {tokens} x {topk} slot rows, got {list(o.shape)} and {slot_row.numel()}")
         n = o.shape[1]
         out = torch.empty(tokens, n, dtype=self.dtype, device=self.device)
         fn = self._launcher("combine", ("ptr", "i32", "ptr", "ptr", "i32", "i32", "i32", "ptr"),
