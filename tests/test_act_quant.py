@@ -153,7 +153,7 @@ def test_sources_are_distinct_and_name_what_they_are():
                 names.add(name)
                 assert f"// activations: {act}" in src and "humming::act_quant_rows<" in src
     nvfp4 = act_quant_source(NAMED_FORMATS["nvfp4"][1], torch.bfloat16, torch.bfloat16, True)[1]
-    assert "humming::FloatGrid<1, 0, 0x40c00000u>" in nvfp4 and ", 3, 16, true, true, 128>" in nvfp4
+    assert "humming::FloatGrid<1, 0, 0x40c00000u>" in nvfp4 and f", 3, 16, true, true, {act_quant.THREADS}>" in nvfp4
 
 
 def test_specs_cover_the_absmax_kernel_of_dynamic_tensor_scales():
@@ -243,7 +243,7 @@ def emu_program(tmp_path_factory):
         amax = "true" if act.dynamic and act.scale.granularity == "tensor" else "false"
         cases.append(f"    case {i}: run<{_EMU_IO[tin]}, {_EMU_IO[tout]}, {amax}, {'true' if vec else 'false'}>("
                      f"[](auto... a) {{ humming::act_quant_rows<{targs}>(a...); }}); break;")
-    src = """#include "cuda_emu.h"
+    src = f"#define THREADS {act_quant.THREADS}\n" + """#include "cuda_emu.h"
 #include "humming/act_quant.cuh"
 #include <cstdio>
 #include <cstdlib>
@@ -264,11 +264,11 @@ template <class TIn, class T, bool kAmax, bool kVec, class F> static void run(F 
   int nparts = 0;
   if (kAmax) {
     nparts = M < 264 ? M : 264;
-    emu::launch(nparts, 128, [&] {
-      humming::act_amax_partials<TIn, kVec, 128>(x.data(), LDX, M, K, partials.data());
+    emu::launch(nparts, THREADS, [&] {
+      humming::act_amax_partials<TIn, kVec, THREADS>(x.data(), LDX, M, K, partials.data());
     });
   }
-  emu::launch(M, 128, [&] {
+  emu::launch(M, THREADS, [&] {
     quant(x.data(), (long long)LDX, out.data(), M, K, &scale, &scale, partials.data(), nparts);
   });
   for (auto v : out) {

@@ -45,17 +45,19 @@ def test_quantizer_is_bitwise_the_reference(act_s, tin, tout):
         for k in (4096, 1000, 200, 4104):
             x = _x(m, k, tin, 1000 * i + k)
             out = torch.full((m, k), float("nan"), device="cuda", dtype=tout)
-            got = q(x, out=out)
-            codes, s = reference.quantize_activations(x.float(), act, None if st is None else st.cuda())
-            want = reference.dequantize_activations(codes, s, act, None if st is None else st.cuda()).to(tout)
+            got = q(x, out=out).cpu()
+            # the reference on the CPU: torch's CUDA division by a Python scalar multiplies by its reciprocal (one
+            # ulp off IEEE division now and then, which moves a scale); the CPU divides
+            codes, s = reference.quantize_activations(x.float().cpu(), act, st)
+            want = reference.dequantize_activations(codes, s, act, st).to(tout)
             assert not torch.isnan(got).any(), f"{act} M={m} K={k}: unwritten outputs"
             bad = (got.float() != want.float()).sum().item()
             assert bad == 0, f"{act} {tin}->{tout} M={m} K={k}: {bad} of {m * k} values differ"
     # a strided view (rows not contiguous) takes the element-by-element kernel
     x = _x(17, 1032, tin, 5)[:, :1000]
-    got = q(x)
-    codes, s = reference.quantize_activations(x.float(), act, None if st is None else st.cuda())
-    assert torch.equal(got, reference.dequantize_activations(codes, s, act, None if st is None else st.cuda()).to(tout))
+    got = q(x).cpu()
+    codes, s = reference.quantize_activations(x.float().cpu(), act, st)
+    assert torch.equal(got, reference.dequantize_activations(codes, s, act, st).to(tout))
 
 
 LAYERS = [
@@ -125,8 +127,8 @@ def test_dynamic_tensor_scale_sees_every_row():
     for m in (1, 300, 5000):
         x = torch.randn(m, 512, device="cuda", dtype=torch.bfloat16)
         x[-1, -1] = 1000.0
-        codes, s = reference.quantize_activations(x.float(), act)
-        assert torch.equal(q(x), reference.dequantize_activations(codes, s, act).to(torch.bfloat16))
+        codes, s = reference.quantize_activations(x.float().cpu(), act)
+        assert torch.equal(q(x).cpu(), reference.dequantize_activations(codes, s, act).to(torch.bfloat16))
 
 
 def test_bad_inputs_are_named():

@@ -28,7 +28,11 @@ from ..dtypes import BF16, E8M0, FP16, FP32, FloatType, IntType
 __all__ = ["THREADS", "AMAX_BLOCKS", "grid_cpp", "scale_cpp", "act_mode", "act_quant_unsupported_reason",
            "act_quant_targs", "act_quant_source", "act_amax_source", "act_quant_specs", "ActQuantizer", "QuantActGemm"]
 
-THREADS = 128          # threads per block: 4 warps, 1024 columns per step
+# threads per block: 4 warps, 1024 columns per step.  A decode step quantizes one row in one block, so its latency is
+# the steps over K (two passes per-token): on the H200 the W4A8 layer at M=1 took ~7 / ~17 us more than the int4
+# WnA16 GEMM alone for K = 4096 / 14336 (session 33's run vs session 30's) -- wider blocks or a row kept in registers
+# are the lead (not yet measured)
+THREADS = 128
 AMAX_BLOCKS = 264      # most blocks of the partial-absmax kernel (dynamic per-tensor scales): 2 per H200 SM
 _IN_CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half", torch.float32: "float"}
 _OUT_CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half"}
