@@ -9,6 +9,8 @@ import time
 import pytest
 import torch
 
+from graph_util import capture_cuda_graph
+
 import vllm_humming.jit as jit
 from vllm_humming.jit.selftest import SELFTEST_ARG_TYPES, SelftestConfig, selftest_reference, selftest_spec
 
@@ -323,14 +325,7 @@ def test_pdl_launches_inside_a_cuda_graph(arch):
         for i in range(steps):
             launcher.launch(grid, 128, 0, None, bufs[i], bufs[i + 1], n, alpha, 5_000)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        run()
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        run()
+    graph, _ = capture_cuda_graph(run)
     x0.copy_(torch.randn(n, device="cuda"))
     graph.replay()
     torch.cuda.synchronize()
