@@ -22,7 +22,7 @@ gpu_suites() {  # TIMEOUT_S
 }
 e2e_fixtures() {
   [ -d .shared_fixtures ] || { echo "e2e: .shared_fixtures not carried"; return; }
-  HUMMING_FIXTURES=$PWD/.shared_fixtures step 70 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
+  HUMMING_FIXTURES=$PWD/.shared_fixtures step 60 python3 e2e/run_fixture_models.py --device cuda --json "$OUT/e2e.json" \
     >"$OUT/e2e.log" 2>&1; grep -E "PASS|FAIL|Error" "$OUT/e2e.log" | cut -c1-90 | tail -8
 }
 # call_results LETTER: the per-call results folder R=/tmp/LETTER and pack(), which tars it into $OUT/LETTER_all.tgz

@@ -153,7 +153,8 @@ def test_sources_are_distinct_and_name_what_they_are():
                 names.add(name)
                 assert f"// activations: {act}" in src and "humming::act_quant_rows<" in src
     nvfp4 = act_quant_source(NAMED_FORMATS["nvfp4"][1], torch.bfloat16, torch.bfloat16, True)[1]
-    assert "humming::FloatGrid<1, 0, 0x40c00000u>" in nvfp4 and f", 3, 16, true, true, {act_quant.THREADS}>" in nvfp4
+    assert "humming::FloatGrid<1, 0, 0x40c00000u>" in nvfp4
+    assert f", 3, 16, true, true, {act_quant.THREADS}, {act_quant.REG_STEPS}>" in nvfp4
 
 
 def test_specs_cover_the_absmax_kernel_of_dynamic_tensor_scales():
@@ -226,9 +227,13 @@ def test_every_act_quant_kernel_compiles(arch, tmp_path):
 # tests/host/cuda_emu.h runs act_quant.cuh's kernel bodies with one std::thread per CUDA thread, so the indexing (row
 # loop, chunks, the group butterflies, the two-pass token absmax, the per-tensor partials, vector and scalar paths)
 # is checked bit for bit against reference.quantize_activations / dequantize_activations without a GPU.
-EMU_CASES = [(a, tin, tout, vec) for a in ACTS
+# (description, input, output, vector path, threads, chunks per thread in registers): the production block, and a
+# small batch (64 x 8 x 2 = 1024 columns) so that rows of several batches (the per-token two-pass path, the
+# quantize pass going downward from the batch left in registers) run too
+EMU_CASES = [(a, tin, tout, vec, act_quant.THREADS, act_quant.REG_STEPS) for a in ACTS
              for tin, tout in ((torch.bfloat16, torch.bfloat16), (torch.float32, torch.float16))
-             for vec in (True, False)]
+             for vec in (True, False)] + \
+            [(a, torch.bfloat16, torch.bfloat16, vec, 64, 2) for a in ACTS for vec in (True, False)]
 _EMU_IO = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half", torch.float32: "float"}
 
 
@@ -237,13 +242,13 @@ def emu_program(tmp_path_factory):
     if shutil.which("g++") is None:
         pytest.skip("no g++ on this machine")
     cases = []
-    for i, (a, tin, tout, vec) in enumerate(EMU_CASES):
+    for i, (a, tin, tout, vec, threads, reg) in enumerate(EMU_CASES):
         act = ActDesc.parse(a)
-        targs = act_quant.act_quant_targs(act, tin, tout, vec)
+        targs = act_quant.act_quant_targs(act, tin, tout, vec, threads, reg)
         amax = "true" if act.dynamic and act.scale.granularity == "tensor" else "false"
-        cases.append(f"    case {i}: run<{_EMU_IO[tin]}, {_EMU_IO[tout]}, {amax}, {'true' if vec else 'false'}>("
-                     f"[](auto... a) {{ humming::act_quant_rows<{targs}>(a...); }}); break;")
-    src = f"#define THREADS {act_quant.THREADS}\n" + """#include "cuda_emu.h"
+        cases.append(f"    case {i}: run<{_EMU_IO[tin]}, {_EMU_IO[tout]}, {amax}, {'true' if vec else 'false'}, "
+                     f"{threads}, {reg}>([](auto... a) {{ humming::act_quant_rows<{targs}>(a...); }}); break;")
+    src = """#include "cuda_emu.h"
 #include "humming/act_quant.cuh"
 #include <cstdio>
 #include <cstdlib>
@@ -253,7 +258,7 @@ static int M, K, LDX;
 static float SCALE;
 
 
-template <class TIn, class T, bool kAmax, bool kVec, class F> static void run(F quant) {
+template <class TIn, class T, bool kAmax, bool kVec, int kThreads, int kRegSteps, class F> static void run(F quant) {
   std::vector<float> xf((size_t)M * LDX);
   if (fread(xf.data(), sizeof(float), xf.size(), stdin) != xf.size()) exit(3);
   std::vector<TIn> x(xf.size());
@@ -264,11 +269,11 @@ template <class TIn, class T, bool kAmax, bool kVec, class F> static void run(F 
   int nparts = 0;
   if (kAmax) {
     nparts = M < 264 ? M : 264;
-    emu::launch(nparts, THREADS, [&] {
-      humming::act_amax_partials<TIn, kVec, THREADS>(x.data(), LDX, M, K, partials.data());
+    emu::launch(nparts, kThreads, [&] {
+      humming::act_amax_partials<TIn, kVec, kThreads, kRegSteps>(x.data(), LDX, M, K, partials.data());
     });
   }
-  emu::launch(M, THREADS, [&] {
+  emu::launch(M, kThreads, [&] {
     quant(x.data(), (long long)LDX, out.data(), M, K, &scale, &scale, partials.data(), nparts);
   });
   for (auto v : out) {
@@ -296,9 +301,10 @@ int main(int argc, char** argv) {
 
 
 @pytest.mark.parametrize("case", range(len(EMU_CASES)),
-                         ids=[f"{a}-{str(i)[6:]}-{str(o)[6:]}-{'vec' if v else 'scalar'}" for a, i, o, v in EMU_CASES])
+                         ids=[f"{a}-{str(i)[6:]}-{str(o)[6:]}-{'vec' if v else 'scalar'}-t{t}r{r}"
+                              for a, i, o, v, t, r in EMU_CASES])
 def test_kernel_matches_the_reference_on_the_cpu_emulation(emu_program, case):
-    a, tin, tout, vec = EMU_CASES[case]
+    a, tin, tout, vec, _, _ = EMU_CASES[case]
     act = ActDesc.parse(a)
     g = torch.Generator().manual_seed(case)
     shapes = [(1, 64, 64), (3, 200, 200), (2, 1000, 1008), (17, 2056, 2056), (1, 4104, 4104)]

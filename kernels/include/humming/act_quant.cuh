@@ -20,7 +20,7 @@
 //
 // Threads: one block per row (grid-stride), kThreads threads, each thread a CHUNK of 8 consecutive columns per step
 // (kVec: one or two 16-byte loads and one 16-byte store; otherwise element by element with bounds checks, for rows
-// whose length or alignment is not a multiple of 8 elements).  A group of kGroup columns is kGroup / 8 consecutive
+// whose length or alignment is not a multiple of 8 elements), kRegSteps chunks in registers at once (load_batch).  A group of kGroup columns is kGroup / 8 consecutive
 // lanes of one warp (kGroup <= 256 = 8 x 32), so its absmax is a butterfly over those lanes.
 #pragma once
 
@@ -97,19 +97,45 @@ template <int kThreads> HUMMING_DEVICE float block_max(float v, float* red) {
   return v;
 }
 
+// kRegSteps chunks per thread held in registers at once: a batch of kThreads x 8 x kRegSteps columns.  The batch's
+// loads are all issued before any is used (one memory round trip per batch rather than one per chunk), and a
+// per-token row that fits one batch is read once.  Chunk r of thread t covers columns base + (r x kThreads + t) x 8.
+template <class TIn, bool kVec, int kThreads, int kRegSteps>
+HUMMING_DEVICE void load_batch(float (&v)[kRegSteps][kActChunk], const TIn* row, int base, int K) {
+#pragma unroll
+  for (int r = 0; r < kRegSteps; ++r) {
+    const int col = base + (r * kThreads + (int)threadIdx.x) * kActChunk;
+    if (col < K) load_chunk<TIn, kVec>(v[r], row, col, K);
+    else {
+#pragma unroll
+      for (int i = 0; i < kActChunk; ++i) v[r][i] = 0.f;
+    }
+  }
+}
+
+template <int kRegSteps> HUMMING_DEVICE float batch_absmax(const float (&v)[kRegSteps][kActChunk], float a) {
+#pragma unroll
+  for (int r = 0; r < kRegSteps; ++r)
+#pragma unroll
+    for (int i = 0; i < kActChunk; ++i) a = fmaxf(a, fabsf(v[r][i]));
+  return a;
+}
+
 // Per-block absmax partials of x (dynamic per-tensor scales): block b covers rows b, b + gridDim.x, ...
-template <class TIn, bool kVec, int kThreads>
+template <class TIn, bool kVec, int kThreads, int kRegSteps>
 HUMMING_DEVICE void act_amax_partials(const TIn* __restrict__ x, long long ldx, int M, int K,
                                       float* __restrict__ partials) {
   __shared__ float red[32];
+  grid_dependency_wait();      // x may come from the kernel before (programmatic dependent launch)
+  grid_dependents_launch();    // the quantize kernel after this one waits for all of it anyway
+  constexpr int kBatch = kThreads * kActChunk * kRegSteps;
   float a = 0.f;
   for (int m = blockIdx.x; m < M; m += gridDim.x) {
     const TIn* row = x + (long long)m * ldx;
-    for (int col = threadIdx.x * kActChunk; col < K; col += kThreads * kActChunk) {
-      float v[kActChunk];
-      load_chunk<TIn, kVec>(v, row, col, K);
-#pragma unroll
-      for (int i = 0; i < kActChunk; ++i) a = fmaxf(a, fabsf(v[i]));
+    for (int base = 0; base < K; base += kBatch) {
+      float v[kRegSteps][kActChunk];
+      load_batch<TIn, kVec, kThreads, kRegSteps>(v, row, base, K);
+      a = batch_absmax<kRegSteps>(v, a);
     }
   }
   a = block_max<kThreads>(a, red);
@@ -119,7 +145,11 @@ HUMMING_DEVICE void act_amax_partials(const TIn* __restrict__ x, long long ldx, 
 // x [M, K] (row stride ldx) -> out [M, K] (contiguous), out = decode(round(x' / s)) * s (* s2), x' = x (/ s2).
 //   Grid:   IntGrid / FloatGrid of the activation dtype;  Scale: the scale dtype's encoder (dynamic modes);
 //   kS2:    NVFP4's second-level scale: x is divided by s2[0] before the group absmax, the value multiplied after.
-template <class TIn, class T, class Grid, class Scale, int kMode, int kGroup, bool kS2, bool kVec, int kThreads>
+// Launched with programmatic dependent launch: everything (the reads of x and of the partials, the writes of out,
+// which an earlier kernel may still read) follows griddepcontrol.wait; the GEMM after it is released at once, so its
+// blocks prefetch their weights while this kernel runs (they wait for all of it before reading out).
+template <class TIn, class T, class Grid, class Scale, int kMode, int kGroup, bool kS2, bool kVec, int kThreads,
+          int kRegSteps>
 HUMMING_DEVICE void act_quant_rows(const TIn* __restrict__ x, long long ldx, T* __restrict__ out, int M, int K,
                                    const float* __restrict__ static_scale, const float* __restrict__ s2,
                                    const float* __restrict__ partials, int num_partials) {
@@ -128,8 +158,11 @@ HUMMING_DEVICE void act_quant_rows(const TIn* __restrict__ x, long long ldx, T* 
                                             ((kGroup / kActChunk) & (kGroup / kActChunk - 1)) == 0),
                 "a group is a power-of-two number of chunks within one warp (16 <= kGroup <= 256)");
   static_assert(!kS2 || kMode == kActModeGroup, "s2 goes with dynamic group scales (reference.quantize_activations)");
-  static_assert(kThreads % 32 == 0, "whole warps");
+  static_assert(kThreads % 32 == 0 && kRegSteps >= 1, "whole warps, at least one chunk per batch");
   __shared__ float red[32];
+  grid_dependency_wait();
+  grid_dependents_launch();
+  constexpr int kBatch = kThreads * kActChunk * kRegSteps;
   const float qmax = Grid::qmax();
   const float s2v = kS2 ? s2[0] : 1.f;   // x' = x / s2 (a division, as the reference does it)
 
@@ -142,50 +175,50 @@ HUMMING_DEVICE void act_quant_rows(const TIn* __restrict__ x, long long ldx, T* 
     tensor_scale = Scale::encode(block_max<kThreads>(a, red), qmax);
   }
 
+  const int batches = (K + kBatch - 1) / kBatch;
   for (int m = blockIdx.x; m < M; m += gridDim.x) {
     const TIn* row = x + (long long)m * ldx;
     T* orow = out + (long long)m * K;
     float s = tensor_scale;
+    float v[kRegSteps][kActChunk];
+    // Per token, the absmax pass runs over the batches upward and leaves the last one in registers; the quantize
+    // pass then starts from that batch and goes downward.  A row of one batch is thus read once.
     if constexpr (kMode == kActModeToken) {
       float a = 0.f;
-      for (int col = threadIdx.x * kActChunk; col < K; col += kThreads * kActChunk) {
-        float v[kActChunk];
-        load_chunk<TIn, kVec>(v, row, col, K);
-#pragma unroll
-        for (int i = 0; i < kActChunk; ++i) a = fmaxf(a, fabsf(v[i]));
+      for (int b = 0; b < batches; ++b) {
+        load_batch<TIn, kVec, kThreads, kRegSteps>(v, row, b * kBatch, K);
+        a = batch_absmax<kRegSteps>(v, a);
       }
       s = Scale::encode(block_max<kThreads>(a, red), qmax);
     }
-    // Every thread runs the same number of steps (the group butterflies need whole warps): chunks past K are zeros
+    // Every thread runs every chunk of a batch (the group butterflies need whole warps): chunks past K are zeros
     // and are not stored.
-    const int steps = (K + kThreads * kActChunk - 1) / (kThreads * kActChunk);
-    for (int step = 0; step < steps; ++step) {
-      const int col = (step * kThreads + threadIdx.x) * kActChunk;
-      float v[kActChunk];
-      if (col < K) load_chunk<TIn, kVec>(v, row, col, K);
-      else {
+    for (int b = batches - 1; b >= 0; --b) {
+      const int base = b * kBatch;
+      if (kMode != kActModeToken || b != batches - 1) load_batch<TIn, kVec, kThreads, kRegSteps>(v, row, base, K);
 #pragma unroll
-        for (int i = 0; i < kActChunk; ++i) v[i] = 0.f;
+      for (int r = 0; r < kRegSteps; ++r) {
+        if constexpr (kS2) {
+#pragma unroll
+          for (int i = 0; i < kActChunk; ++i) v[r][i] = v[r][i] / s2v;
+        }
+        if constexpr (kMode == kActModeGroup) {
+          float a = 0.f;
+#pragma unroll
+          for (int i = 0; i < kActChunk; ++i) a = fmaxf(a, fabsf(v[r][i]));
+#pragma unroll
+          for (int o = kGroup / kActChunk / 2; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+          s = Scale::encode(a, qmax);
+        }
+#pragma unroll
+        for (int i = 0; i < kActChunk; ++i) {
+          float q = Grid::round(v[r][i] / s) * s;
+          if constexpr (kS2) q = q * s2v;
+          v[r][i] = q;
+        }
+        const int col = base + (r * kThreads + (int)threadIdx.x) * kActChunk;
+        if (col < K) store_chunk<T, kVec>(orow, col, K, v[r]);
       }
-      if constexpr (kS2) {
-#pragma unroll
-        for (int i = 0; i < kActChunk; ++i) v[i] = v[i] / s2v;
-      }
-      if constexpr (kMode == kActModeGroup) {
-        float a = 0.f;
-#pragma unroll
-        for (int i = 0; i < kActChunk; ++i) a = fmaxf(a, fabsf(v[i]));
-#pragma unroll
-        for (int o = kGroup / kActChunk / 2; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
-        s = Scale::encode(a, qmax);
-      }
-#pragma unroll
-      for (int i = 0; i < kActChunk; ++i) {
-        float q = Grid::round(v[i] / s) * s;
-        if constexpr (kS2) q = q * s2v;
-        v[i] = q;
-      }
-      if (col < K) store_chunk<T, kVec>(orow, col, K, v);
     }
   }
 }
