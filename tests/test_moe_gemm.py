@@ -321,10 +321,10 @@ def test_build_fused_moe_says_why_not(monkeypatch):
     d = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     q13 = [quantize_weight(torch.randn(64, 256), d, name="e0.w13")]
     q2 = [quantize_weight(torch.randn(256, 32), d, name="e0.w2")]
-    monkeypatch.delenv("HUMMING_MOE_KERNELS", raising=False)
-    moe, why = build_fused_moe(q13, q2, torch.bfloat16, "cpu", "L")
-    assert moe is None and "HUMMING_MOE_KERNELS" in why
-    monkeypatch.setenv("HUMMING_MOE_KERNELS", "1")
+    monkeypatch.setenv("HUMMING_MOE_KERNELS", "0")
+    moe, why = build_fused_moe(q13, q2, torch.bfloat16, "cuda", "L")
+    assert moe is None and "HUMMING_MOE_KERNELS=0" in why
+    monkeypatch.delenv("HUMMING_MOE_KERNELS")          # default: on
     moe, why = build_fused_moe(q13, q2, torch.bfloat16, "cpu", "L")
     assert moe is None and "weights on cpu" in why
     moe, why = build_fused_moe(q13, [ShardedWeight(q2[0], torch.arange(32))], torch.bfloat16, "cuda", "L")

@@ -8,8 +8,8 @@ vLLM's MoE oracles (int_wna16, fp8, int8, nvfp4, mxfp4, mxfp8, w4a8) import ``Hu
 :func:`install_moe_experts` replaces those five names with ours, so this route never reaches the upstream package.
 
 At load, :func:`convert_to_humming_moe_kernel_format` turns the oracle's (already TP-sharded) expert tensors into
-canonical weights with our format converters.  On a GPU with ``HUMMING_MOE_KERNELS=1`` they stay quantized on our
-expert-indexed kernels (:class:`vllm_humming.ops.moe_gemm.FusedMoeGemm`, opt-in until they have run on a GPU);
+canonical weights with our format converters.  On a GPU (unless ``HUMMING_MOE_KERNELS=0``) they stay quantized on our
+expert-indexed kernels (:class:`vllm_humming.ops.moe_gemm.FusedMoeGemm`);
 otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I] and the experts
 are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
 applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
@@ -165,14 +165,14 @@ def _dense(qws: List[QuantizedWeight]) -> torch.Tensor:
 
 
 def _kernel_device(device: torch.device) -> bool:
-    """Whether the expert-indexed kernels may serve a layer on this device (a GPU, HUMMING_MOE_KERNELS=1)."""
+    """Whether the expert-indexed kernels may serve a layer on this device (a GPU, HUMMING_MOE_KERNELS not 0)."""
     from ..ops.moe_gemm import moe_kernels_enabled
 
     return device.type == "cuda" and moe_kernels_enabled()
 
 
 def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = None, **kwargs):
-    """Our replacement for vLLM's helper.  On a GPU with HUMMING_MOE_KERNELS=1 the experts stay quantized on
+    """Our replacement for vLLM's helper.  On a GPU (HUMMING_MOE_KERNELS not 0) the experts stay quantized on
     :class:`vllm_humming.ops.moe_gemm.FusedMoeGemm` (``w13_weight`` / ``w2_weight`` become zero-storage views of the
     right shapes, which our experts' ``apply`` recognizes); otherwise -- or where those kernels refuse the experts,
     with the reason logged -- dense dequantized experts (``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I])."""

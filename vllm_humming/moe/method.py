@@ -1,10 +1,10 @@
-"""The fused-MoE method behind ``--quantization humming``: the expert-indexed kernels (``HUMMING_MOE_KERNELS=1``,
-opt-in until verified on a GPU: :mod:`vllm_humming.ops.moe_gemm`) or the plain-torch FALLBACK.
+"""The fused-MoE method behind ``--quantization humming``: the expert-indexed kernels (on a GPU unless
+``HUMMING_MOE_KERNELS=0``: :mod:`vllm_humming.ops.moe_gemm`) or the plain-torch FALLBACK.
 
 Checkpoint expert tensors are captured per (expert, shard) by our own weight loader exactly as the checkpoint stores
 them (e.g. ``experts.3.gate_proj.weight_packed``), converted with the same format converters as linear layers,
 cut to this rank's tensor-parallel part (gate/up: output rows, down: input channels -- exact for group scales and
-act-order, see :mod:`vllm_humming.linear.shard`).  On a GPU with ``HUMMING_MOE_KERNELS=1`` they stay quantized and
+act-order, see :mod:`vllm_humming.linear.shard`).  On a GPU (``HUMMING_MOE_KERNELS``, default 1) they stay quantized and
 run on :class:`vllm_humming.ops.moe_gemm.FusedMoeGemm` where the experts allow it (no act-order, no shard cutting
 scale groups); otherwise they are dequantized once and run by :func:`vllm_humming.moe.fallback.torch_moe_fallback`
 with vLLM's routing (the reason is logged).

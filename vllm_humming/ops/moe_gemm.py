@@ -51,9 +51,9 @@ _X, _Y, _TILE_EXPERT = 0, 7, len(_ARG_TYPES)
 
 
 def moe_kernels_enabled() -> bool:
-    """HUMMING_MOE_KERNELS: ``1`` runs MoE layers on the expert-indexed GEMM kernels where the device and the experts
-    allow it; ``0`` (default until the kernels have run on a GPU: see README) keeps the plain-torch fallback."""
-    v = os.environ.get("HUMMING_MOE_KERNELS", "0").strip()
+    """HUMMING_MOE_KERNELS: ``1`` (default; verified on the H200 since session 34, see README) runs MoE layers on the
+    expert-indexed GEMM kernels where the device and the experts allow it; ``0`` keeps the plain-torch fallback."""
+    v = os.environ.get("HUMMING_MOE_KERNELS", "1").strip()
     if v not in ("0", "1"):
         raise DescError(f"HUMMING_MOE_KERNELS must be 0 or 1, got {v!r}")
     return v == "1"
@@ -443,11 +443,11 @@ def build_fused_moe(w13: Sequence[QuantizedWeight], w2: Sequence, out_dtype: tor
     """The expert-indexed kernel path of one MoE layer, or (None, why not) -- the caller then keeps its plain-torch
     fallback.  ``w13``: per expert the [gate; up] weight (QuantizedWeight); ``w2``: per expert the down weight, a
     QuantizedWeight or a tensor-parallel ``linear.shard.ShardedWeight`` (a shard that cuts scale groups carries a
-    column gather of x, which these kernels do not apply: refused).  Off unless HUMMING_MOE_KERNELS=1."""
+    column gather of x, which these kernels do not apply: refused).  Off with HUMMING_MOE_KERNELS=0."""
     if os.environ.get("HUMMING_FORCE_FALLBACK") == "1":
         return None, "fallback forced (HUMMING_FORCE_FALLBACK=1)"
     if not moe_kernels_enabled():
-        return None, "HUMMING_MOE_KERNELS is not 1 (the expert-indexed kernels are opt-in until verified on a GPU)"
+        return None, "HUMMING_MOE_KERNELS=0 (the expert-indexed kernels are turned off)"
     device = torch.device(device)
     if device.type != "cuda":
         return None, f"weights on {device.type}, kernels need CUDA"
