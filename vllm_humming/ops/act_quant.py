@@ -37,21 +37,22 @@ THREADS = 256
 REG_STEPS = 8
 
 
-def _debug_launch_shape() -> Tuple[int, int, Optional[bool]]:
-    """HUMMING_DEBUG_ACT_QUANT=THREADS,REG_STEPS[,PDL] (experiments only): the quantize kernels' block size, chunks
-    per thread in registers and programmatic dependent launch (0 / 1; default: HUMMING_PDL)."""
+def _debug_launch_shape() -> Tuple[int, int, Optional[bool], bool]:
+    """HUMMING_DEBUG_ACT_QUANT=THREADS,REG_STEPS[,PDL[,LATE]] (experiments only): the quantize kernels' block size,
+    chunks per thread in registers, programmatic dependent launch (0 / 1; default: HUMMING_PDL) and LATE=1: release
+    the next launch only when the grid ends (no griddepcontrol.launch_dependents)."""
     v = os.environ.get("HUMMING_DEBUG_ACT_QUANT", "").strip()
     if not v:
-        return THREADS, REG_STEPS, None
+        return THREADS, REG_STEPS, None, False
     parts = v.split(",")
     try:
         t, r = int(parts[0]), int(parts[1])
-        pdl = None if len(parts) < 3 else {"0": False, "1": True}[parts[2].strip()]
+        flags = [{"0": False, "1": True}[p.strip()] for p in parts[2:]]
     except (ValueError, IndexError, KeyError):
-        raise DescError(f"HUMMING_DEBUG_ACT_QUANT takes THREADS,REG_STEPS[,PDL 0|1], got {v!r}") from None
-    if t % 32 or not 32 <= t <= 1024 or not 1 <= r <= 32 or len(parts) > 3:
+        raise DescError(f"HUMMING_DEBUG_ACT_QUANT takes THREADS,REG_STEPS[,PDL 0|1[,LATE 0|1]], got {v!r}") from None
+    if t % 32 or not 32 <= t <= 1024 or not 1 <= r <= 32 or len(parts) > 4:
         raise DescError(f"HUMMING_DEBUG_ACT_QUANT: threads a multiple of 32 in 32..1024, 1..32 chunks, got {v!r}")
-    return t, r, pdl
+    return t, r, (flags[0] if flags else None), (len(flags) > 1 and flags[1])
 AMAX_BLOCKS = 264      # most blocks of the partial-absmax kernel (dynamic per-tensor scales): 2 per H200 SM
 _IN_CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half", torch.float32: "float"}
 _OUT_CTYPE = {torch.bfloat16: "__nv_bfloat16", torch.float16: "__half"}
@@ -248,7 +249,7 @@ class ActQuantizer:
         self.arch = current_arch(device)
         if self.arch is None:
             raise DescError(f"{self.where}: no CUDA device visible for {device}")
-        self.threads, self.reg_steps, pdl = _debug_launch_shape()
+        self.threads, self.reg_steps, pdl, self._late = _debug_launch_shape()
         self._pdl = pdl                          # None: HUMMING_PDL
         self._kernels = {}                       # (in dtype, vec) -> (quantize launcher, absmax launcher or None)
         self._partials = torch.empty(AMAX_BLOCKS, dtype=torch.float32, device=device) \
@@ -270,6 +271,8 @@ class ActQuantizer:
 
             pdl = pdl_enabled() if self._pdl is None else self._pdl
             name, src = act_quant_source(self.act, in_dtype, self.out_dtype, vec, self.threads, self.reg_steps)
+            late = "#define HUMMING_DEBUG_ACT_LATE_RELEASE 1\n" if self._late else ""
+            src = late + src
             spec = KernelSpec(name=name, source=src, arch=self.arch,
                               config={"act": str(self.act), "in": str(in_dtype), "out": str(self.out_dtype),
                                       "vec": vec, "op": "act_quant", "layer": self.name})
@@ -278,6 +281,7 @@ class ActQuantizer:
             a = None
             if self.mode == _MODES["tensor"]:
                 name, src = act_amax_source(in_dtype, vec, self.threads, self.reg_steps)
+                src = late + src
                 spec = KernelSpec(name=name, source=src, arch=self.arch,
                                   config={"in": str(in_dtype), "vec": vec, "op": "act_amax", "layer": self.name})
                 a = Launcher(load_kernel(compile_kernel(spec), self.device), ("ptr", "i64", "i32", "i32", "ptr"),

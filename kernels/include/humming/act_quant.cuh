@@ -127,7 +127,9 @@ HUMMING_DEVICE void act_amax_partials(const TIn* __restrict__ x, long long ldx, 
                                       float* __restrict__ partials) {
   __shared__ float red[32];
   grid_dependency_wait();      // x may come from the kernel before (programmatic dependent launch)
+#ifndef HUMMING_DEBUG_ACT_LATE_RELEASE
   grid_dependents_launch();    // the quantize kernel after this one waits for all of it anyway
+#endif
   constexpr int kBatch = kThreads * kActChunk * kRegSteps;
   float a = 0.f;
   for (int m = blockIdx.x; m < M; m += gridDim.x) {
@@ -161,7 +163,9 @@ HUMMING_DEVICE void act_quant_rows(const TIn* __restrict__ x, long long ldx, T* 
   static_assert(kThreads % 32 == 0 && kRegSteps >= 1, "whole warps, at least one chunk per batch");
   __shared__ float red[32];
   grid_dependency_wait();
+#ifndef HUMMING_DEBUG_ACT_LATE_RELEASE   // experiments: release the next launch only when this grid ends
   grid_dependents_launch();
+#endif
   constexpr int kBatch = kThreads * kActChunk * kRegSteps;
   const float qmax = Grid::qmax();
   const float s2v = kS2 ? s2[0] : 1.f;   // x' = x / s2 (a division, as the reference does it)
