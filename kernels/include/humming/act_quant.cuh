@@ -202,6 +202,9 @@ HUMMING_DEVICE void act_quant_rows(const TIn* __restrict__ x, long long ldx, T* 
       if (kMode != kActModeToken || b != batches - 1) load_batch<TIn, kVec, kThreads, kRegSteps>(v, row, base, K);
 #pragma unroll
       for (int r = 0; r < kRegSteps; ++r) {
+        // chunks past the row for the whole block: nothing to compute (a block-uniform skip: the butterflies below
+        // still see whole warps)
+        if (base + r * kThreads * kActChunk >= K) continue;
         if constexpr (kS2) {
 #pragma unroll
           for (int i = 0; i < kActChunk; ++i) v[r][i] = v[r][i] / s2v;
@@ -214,11 +217,15 @@ HUMMING_DEVICE void act_quant_rows(const TIn* __restrict__ x, long long ldx, T* 
           for (int o = kGroup / kActChunk / 2; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
           s = Scale::encode(a, qmax);
         }
+        // x / s is an IEEE division (the reference's); a zero dividend sends the GPU's division to its slow path, and
+        // a zero quantizes to itself (round(+-0) = +-0, times s or s2 stays +-0), so zeros skip the arithmetic
 #pragma unroll
         for (int i = 0; i < kActChunk; ++i) {
-          float q = Grid::round(v[r][i] / s) * s;
-          if constexpr (kS2) q = q * s2v;
-          v[r][i] = q;
+          if (v[r][i] != 0.f) {
+            float q = Grid::round(v[r][i] / s) * s;
+            if constexpr (kS2) q = q * s2v;
+            v[r][i] = q;
+          }
         }
         const int col = base + (r * kThreads + (int)threadIdx.x) * kActChunk;
         if (col < K) store_chunk<T, kVec>(orow, col, K, v[r]);

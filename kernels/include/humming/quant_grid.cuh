@@ -87,7 +87,10 @@ template <int kMan, int kMinExp, uint32_t kMaxBits> struct FloatGrid {
       int e = float_exponent(a);
       e = e < kMinExp ? kMinExp : e;
       const float q = pow2_normal(e - kMan);          // grid spacing in |v|'s binade
-      r = fminf(rintf(a / q) * q, mx);                // a / q is exact; rintf: ties to the even mantissa
+      // a / q, exactly: q and 1 / q = 2^(kMan - e) are normal powers of two (e in [kMinExp, exponent of max]), so
+      // the product is the quotient bit for bit -- without the division's slow path, which zeros and tiny values
+      // take on the GPU.  rintf: ties to the even mantissa.
+      r = fminf(rintf(a * pow2_normal(kMan - e)) * q, mx);
     } else {
       r = mx;                                          // saturate (NaN too: the reference refuses NaN outright)
     }
