@@ -29,12 +29,15 @@ from ..dtypes import BF16, E8M0, FP16, FP32, FloatType, IntType
 __all__ = ["THREADS", "REG_STEPS", "AMAX_BLOCKS", "grid_cpp", "scale_cpp", "act_mode", "act_quant_unsupported_reason",
            "act_quant_targs", "act_amax_targs", "act_quant_source", "act_amax_source", "act_quant_specs", "ActQuantizer", "QuantActGemm"]
 
-# Threads per block and chunks (8 columns) per thread held in registers at once: a batch of 256 x 8 x 8 = 16384
-# columns, so a row of K <= 16384 is loaded once with all its loads in flight together (a per-token row then needs
-# no second read).  Session 33's first version (128 threads, one chunk per step, two passes per token) added ~7 /
-# ~17 us to a decode step of K = 4096 / 14336 on the H200.
-THREADS = 256
-REG_STEPS = 8
+# Threads per block and chunks (8 columns) per thread held in registers at once: a batch of 512 x 8 x 2 = 8192
+# columns, all its loads in flight together (a per-token row of K <= 8192 is read once).  Measured on the H200
+# (session 34, scripts/exp_act_quant.py, the quantizer alone back to back, fp8 per-token, M=1): 2.2 / 5.2 us at
+# K = 4096 / 14336; 256 x 8: 3.3 / 7.5; 128 x 4: 4.3 / 13.5; session 33's 128 threads, one chunk per step, two
+# passes: ~5 / ~15.
+# The kernels release the next (PDL) launch right after their griddepcontrol.wait: at M=1 that took the W4A8 int4
+# layer from 10.7 / 24.5 / 18.2 to 9.4 / 23.3 / 16.1 us on the bench shapes (NOTES.md, session 34).
+THREADS = 512
+REG_STEPS = 2
 
 
 def _debug_launch_shape() -> Tuple[int, int, Optional[bool], bool]:
