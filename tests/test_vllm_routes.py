@@ -381,6 +381,80 @@ def test_moe_backend_eight_bit_oracles(vllm_env, forbid_upstream, kind):
     torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
 
 
+def _e2m1_dense(packed: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """uint8 [E, N, K/2] codes (element 2j in the low nibble) x uint8 e8m0 [E, N, K/32] -> float32 [E, N, K]."""
+    table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+    codes = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(*packed.shape[:2], -1).long()
+    return table[codes] * torch.exp2(scale.float() - 127).repeat_interleave(32, dim=2)
+
+
+def test_moe_backend_gpt_oss_mxfp4_oracle(vllm_env, forbid_upstream):
+    """--moe-backend humming for the mxfp4 oracle (gpt-oss): the oracle's own call (quant_method gpt_oss_mxfp4, the
+    layer's uint8 codes / e8m0 scales as vLLM's Mxfp4MoEMethod creates them, bf16 biases), the scale parameters it
+    reads back, the swigluoai parameters it passes to get_humming_moe_quant_config, and the experts' output against a
+    reference written out here: interleaved gate / up rows, biases on both GEMMs, gate <= limit, |up| <= limit."""
+    from vllm.model_executor.layers.fused_moe.oracle import mxfp4 as mxfp4_oracle
+
+    from vllm_humming.moe import experts as ours
+
+    e, h, i = 4, 128, 64
+    g = torch.Generator().manual_seed(11)
+    layer = torch.nn.Module()
+    dense, bias = {}, {}
+    for side, n, k in (("w13", 2 * i, h), ("w2", h, i)):
+        w = torch.randint(0, 256, (e, n, k // 2), generator=g, dtype=torch.uint8)
+        sc = torch.randint(120, 127, (e, n, k // 32), generator=g, dtype=torch.uint8)
+        b = (torch.randn(e, n, generator=g) * 0.1).to(torch.bfloat16)
+        for name, t in (("weight", w), ("weight_scale", sc), ("bias", b)):
+            layer.register_parameter(f"{side}_{name}", torch.nn.Parameter(t, requires_grad=False))
+        dense[side], bias[side] = _e2m1_dense(w, sc), b.float()
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config={"quant_method": "gpt_oss_mxfp4"},
+                                              input_schema=None, allow_input_schema_fallback=False)
+    assert layer.w13_weight.shape == (e, 2 * i, h) and layer.w2_weight.shape == (e, h, i)
+    torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float())
+    assert hasattr(layer, "w13_weight_scale") and hasattr(layer, "w2_weight_scale")   # the oracle returns them
+    alpha, limit = 1.25, 1.5
+    ours.get_humming_moe_quant_config(layer, gemm1_alpha=alpha, gemm1_beta=1.0, gemm1_clamp_limit=limit)
+    with pytest.raises(ours.HummingMoEBackendUnsupported, match="beta=0.5"):
+        ours.get_humming_moe_quant_config(layer, gemm1_alpha=alpha, gemm1_beta=0.5, gemm1_clamp_limit=limit)
+
+    t, topk = 6, 2
+    x = (torch.randn(t, h, generator=g) * 0.5).to(torch.bfloat16)
+    ids = torch.randint(0, e, (t, topk), generator=g)
+    wts = torch.rand(t, topk, generator=g)
+    classes = mxfp4_oracle.backend_to_kernel_cls(mxfp4_oracle.Mxfp4MoeBackend.HUMMING)
+    assert all(c.__module__ == ours.__name__ for c in classes)
+    experts = object.__new__(classes[0])
+    out = torch.empty(t, h, dtype=torch.bfloat16)
+    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "swigluoai", e, None, None, None, None, None,
+                  None, False)
+    want = torch.zeros(t, h)
+    for tok in range(t):
+        for j in range(topk):
+            ex = int(ids[tok, j])
+            hh = x[tok].float() @ dense["w13"][ex].t() + bias["w13"][ex]
+            hh = hh.to(torch.bfloat16).float()
+            gate, up = hh[::2].clamp(max=limit), hh[1::2].clamp(-limit, limit)
+            a = ((up + 1) * gate * torch.sigmoid(alpha * gate)).to(torch.bfloat16).float()
+            want[tok] += wts[tok, j] * (a @ dense["w2"][ex].t() + bias["w2"][ex])
+    torch.testing.assert_close(out.float(), want, rtol=3e-2, atol=3e-2 * want.abs().max().item())
+    # without the biases and the parameters the result is far off (the test can fail)
+    assert (out.float() - want).abs().max() < 0.1 * want.abs().max()
+
+
+def test_moe_backend_mxfp4_oracle_refuses_cut_scale_groups(vllm_env, forbid_upstream):
+    from vllm_humming.moe import experts as ours
+
+    layer = torch.nn.Module()
+    for side, n, k in (("w13", 2 * 48, 128), ("w2", 128, 48)):   # a TP shard of 48 columns cuts the 32-column groups
+        layer.register_parameter(f"{side}_weight", torch.nn.Parameter(
+            torch.zeros(2, n, k // 2, dtype=torch.uint8), requires_grad=False))
+        layer.register_parameter(f"{side}_weight_scale", torch.nn.Parameter(
+            torch.zeros(2, n, k // 32, dtype=torch.uint8), requires_grad=False))
+    with pytest.raises(ours.HummingMoEBackendUnsupported, match="multiple of 32"):
+        ours.convert_to_humming_moe_kernel_format(layer, quant_config={"quant_method": "gpt_oss_mxfp4"})
+
+
 # ----------------------------------------------------------------------------------------------- version guard
 def test_version_guard_missing_symbol(vllm_env, monkeypatch):
     import vllm

@@ -13,8 +13,9 @@ expert-indexed kernels (:class:`vllm_humming.ops.moe_gemm.FusedMoeGemm`);
 otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I] and the experts
 are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
 applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
-checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales) and the int8 oracle's (channel or tensor
-scales); the experts compute with bf16 / fp16 activations (a checkpoint's activation quantization is not applied to
+checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales), the int8 oracle's (channel or tensor
+scales) and the mxfp4 oracle's gpt-oss MXFP4 experts; expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
+parameters vLLM passes (alpha, clamp limit) are applied on both paths; the experts compute with bf16 / fp16 activations (a checkpoint's activation quantization is not applied to
 MoE experts, as under ``--quantization humming``).  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
 (``--quantization humming``, whose own MoE method covers every checkpoint format we read).
 """
@@ -39,6 +40,10 @@ OUR_EXPERTS: Dict[str, type] = {}
 # data_ptr of a converted layer's w13_weight placeholder -> its FusedMoeGemm (the modular kernel hands `apply` the
 # weights, not the layer)
 _KERNEL_MOE: Dict[int, object] = {}
+# data_ptr of a converted layer's w13_weight (either path) -> {"w13_bias", "w2_bias" ([E, N] or None), "activation_kw"
+# (the swigluoai alpha / limit from get_humming_moe_quant_config)}: vLLM hands these to its experts through the quant
+# config, ours find them by the weight's pointer as they find the kernels
+_LAYER_EXTRAS: Dict[int, dict] = {}
 
 
 class HummingMoEBackendUnsupported(NotImplementedError):
@@ -50,7 +55,7 @@ def _refuse(what: str):
         f"vllm-humming: --moe-backend humming cannot serve {what} yet (no converter for this oracle's expert "
         f"layout; the upstream humming-kernels package is deliberately not used). Supported "
         f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts, fp8 (block / channel / tensor) and int8 "
-        f"(channel / tensor) experts. Serve the model with --quantization "
+        f"(channel / tensor) experts, gpt-oss MXFP4 experts. Serve the model with --quantization "
         f"humming instead: its MoE method reads every checkpoint format vllm-humming supports.")
 
 
@@ -92,8 +97,40 @@ def _expert_qweights(layer, side: str, schema: dict) -> List[QuantizedWeight]:
                                         group_size=int(schema["group_size"]), name=f"{_layer_name(layer)}.{side}[{i}]"))
     elif m == "fp8" or (m == "compressed-tensors" and schema.get("format") in ("float-quantized", "int-quantized")):
         out = _eight_bit_experts(layer, side, schema)
+    elif m == "gpt_oss_mxfp4":
+        out = _mxfp4_experts(layer, side)
     else:
         _refuse(f"MoE expert weights described as {schema!r}")
+    return out
+
+
+def _mxfp4_experts(layer, side: str) -> List[QuantizedWeight]:
+    """The mxfp4 oracle's gpt-oss experts: ``{side}_weight`` uint8 [E, N, K/2] (two e2m1 codes per byte, element 2j in
+    the low nibble) and ``{side}_weight_scale`` uint8 [E, N, K/32] (e8m0 exponents) -- per expert exactly the
+    checkpoint's blocks [N, K/32, 16] and scales, so :func:`formats.mxfp4_blocks_to_qweight` reads them.  The w13 rows
+    stay as vLLM holds them (gpt-oss alternates gate / up rows; swigluoai takes them that way)."""
+    w, sc = _t(layer, f"{side}_weight"), _t(layer, f"{side}_weight_scale")
+    if w is None or sc is None or w.dim() != 3 or sc.dim() != 3 or w.dtype != torch.uint8:
+        _refuse(f"MoE layer {_layer_name(layer)}: gpt-oss MXFP4 {side} weights / scales missing or not uint8 "
+                f"[E, N, K/2] / [E, N, K/32]")
+    e, n, half_k = w.shape
+    if half_k % 16 or sc.shape != (e, n, half_k // 16):
+        _refuse(f"MoE layer {_layer_name(layer)}: gpt-oss MXFP4 {side} weights {list(w.shape)} with scales "
+                f"{list(sc.shape)} (K must be a multiple of 32: a tensor-parallel shard that cuts a 32-column scale "
+                f"group is not supported)")
+    return [F.mxfp4_blocks_to_qweight(w[i].reshape(n, half_k // 16, 16), sc[i],
+                                      name=f"{_layer_name(layer)}.{side}[{i}]") for i in range(e)]
+
+
+def _expert_biases(layer, q13: List[QuantizedWeight], q2: List[QuantizedWeight]):
+    """The layer's ``w13_bias`` [E, N13] / ``w2_bias`` [E, H] (either may be absent), checked against the experts."""
+    out = []
+    for side, qws in (("w13", q13), ("w2", q2)):
+        b = _t(layer, f"{side}_bias")
+        if b is not None and (b.dim() != 2 or b.shape[0] != len(qws) or b.shape[1] != qws[0].shape[0]):
+            _refuse(f"MoE layer {_layer_name(layer)}: {side}_bias of shape {list(b.shape)} for {len(qws)} experts of "
+                    f"{qws[0].shape[0]} output rows")
+        out.append(b)
     return out
 
 
@@ -181,12 +218,17 @@ def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = N
     dt = getattr(getattr(layer, "moe_config", None), "in_dtype", None) or torch.bfloat16
     q13 = _expert_qweights(layer, "w13", quant_config)
     q2 = _expert_qweights(layer, "w2", quant_config)
+    b13, b2 = _expert_biases(layer, q13, q2)
     dev = next((p.device for p in layer.parameters()), torch.device("cpu"))
     moe = None
     if _kernel_device(dev):
+        from dataclasses import replace
+
         from ..ops.moe_gemm import build_fused_moe
 
-        moe, why = build_fused_moe(q13, q2, dt, dev, _layer_name(layer))
+        k13 = q13 if b13 is None else [replace(q, bias=b13[i].to(dt)) for i, q in enumerate(q13)]
+        k2 = q2 if b2 is None else [replace(q, bias=b2[i].to(dt)) for i, q in enumerate(q2)]
+        moe, why = build_fused_moe(k13, k2, dt, dev, _layer_name(layer))
         if moe is None:
             logger.warning("vllm-humming: --moe-backend humming layer %s runs the plain-torch fallback: %s",
                            _layer_name(layer), why)
@@ -206,8 +248,11 @@ def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = N
         w2 = _dense(q2).to(dt)
     layer.register_parameter("w13_weight", torch.nn.Parameter(w13, requires_grad=False))
     layer.register_parameter("w2_weight", torch.nn.Parameter(w2, requires_grad=False))
-    if q13 and q13[0].desc.dtype.bits == 8:
-        # the fp8 / int8 oracles read these back after the conversion; the experts need no scales any more
+    # the kernels hold the biases themselves; the dense experts take them from here
+    _LAYER_EXTRAS[w13.data_ptr()] = {"w13_bias": None if moe is not None else b13,
+                                     "w2_bias": None if moe is not None else b2, "activation_kw": {}}
+    if q13 and (q13[0].desc.dtype.bits == 8 or str(quant_config.get("quant_method", "")).lower() == "gpt_oss_mxfp4"):
+        # the fp8 / int8 / mxfp4 oracles read these back after the conversion; the experts need no scales any more
         for side in ("w13", "w2"):
             layer.register_parameter(f"{side}_weight_scale",
                                      torch.nn.Parameter(torch.ones(1, device=dev), requires_grad=False))
@@ -220,6 +265,15 @@ def get_humming_moe_quant_config(layer, *args, **kwargs):
 
     if not getattr(layer, "hm_moe_fallback", False):
         _refuse("this MoE layer (its weights were not converted by vllm-humming)")
+    # swigluoai's parameters (the mxfp4 oracle passes gpt-oss's): ours computes (up + 1) * gate * sigmoid(alpha *
+    # gate) with gate <= limit and |up| <= limit, i.e. beta = 1
+    alpha, beta, limit = kwargs.get("gemm1_alpha"), kwargs.get("gemm1_beta"), kwargs.get("gemm1_clamp_limit")
+    if beta is not None and float(beta) != 1.0:
+        _refuse(f"MoE layer {_layer_name(layer)}: swigluoai with beta={beta} (ours computes (up + 1), beta = 1)")
+    kw = {k: float(v) for k, v in (("alpha", alpha), ("limit", limit)) if v is not None}
+    extras = _LAYER_EXTRAS.get(layer.w13_weight.data_ptr())
+    if extras is not None:
+        extras["activation_kw"] = kw
     return FUSED_MOE_UNQUANTIZED_CONFIG
 
 
@@ -283,15 +337,18 @@ if _mk is not None:
             if w1.element_size() < 2 or not w1.is_floating_point():
                 _refuse("MoE weights that were not converted by vllm-humming")
             moe = _KERNEL_MOE.get(w1.data_ptr()) if w1.dim() == 3 and w1.stride(0) == 0 else None
+            extras = _LAYER_EXTRAS.get(w1.data_ptr(), {})
+            kw = extras.get("activation_kw") or {}
             if moe is not None:
                 y = moe(hidden_states, topk_weights, topk_ids, activation=activation, expert_map=expert_map,
-                        apply_router_weight_on_input=apply_router_weight_on_input)
+                        apply_router_weight_on_input=apply_router_weight_on_input, activation_kw=kw)
                 output.copy_(y.to(output.dtype))
                 return output
             if w1.dim() == 3 and w1.stride(0) == 0:
                 _refuse("a MoE layer whose quantized experts were handed to kernels this process does not hold")
             y = torch_moe_fallback(hidden_states, w1, w2, topk_weights, topk_ids, activation=activation,
-                                   expert_map=expert_map, apply_router_weight_on_input=apply_router_weight_on_input)
+                                   expert_map=expert_map, apply_router_weight_on_input=apply_router_weight_on_input,
+                                   w13_bias=extras.get("w13_bias"), w2_bias=extras.get("w2_bias"), activation_kw=kw)
             output.copy_(y.to(output.dtype))
             return output
 

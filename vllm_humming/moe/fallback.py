@@ -53,9 +53,9 @@ def activation_fn(activation, h: torch.Tensor, alpha: Optional[float] = None,
 def torch_moe_fallback(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor, topk_weights: torch.Tensor,
                        topk_ids: torch.Tensor, activation="silu", expert_map: Optional[torch.Tensor] = None,
                        apply_router_weight_on_input: bool = False, w13_bias: Optional[torch.Tensor] = None,
-                       w2_bias: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """x [T, H]; w13 [E_local, N13, H]; w2 [E_local, H, I]; topk_* [T, k].  Returns [T, H] in x's dtype
-    (accumulated in float32)."""
+                       w2_bias: Optional[torch.Tensor] = None, activation_kw: Optional[dict] = None) -> torch.Tensor:
+    """x [T, H]; w13 [E_local, N13, H]; w2 [E_local, H, I]; topk_* [T, k]; biases [E_local, N13] / [E_local, H];
+    ``activation_kw``: swigluoai's alpha / limit.  Returns [T, H] in x's dtype (accumulated in float32)."""
     t, h = x.shape
     out = torch.zeros(t, w2.shape[1], dtype=torch.float32, device=x.device)
     ids = topk_ids.to(torch.int64)
@@ -74,7 +74,7 @@ def torch_moe_fallback(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor, top
         if w13_bias is not None:
             g = g + w13_bias[e].to(torch.float32)
         # vLLM runs the activation in the activation dtype; round like it does
-        a = activation_fn(activation, g.to(x.dtype).to(torch.float32))
+        a = activation_fn(activation, g.to(x.dtype).to(torch.float32), **(activation_kw or {}))
         a = a.to(x.dtype).to(torch.float32)
         o = a @ w2[e].to(torch.float32).t()
         if w2_bias is not None:

@@ -13,7 +13,7 @@ with vLLM's routing (the reason is logged).
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional, Tuple
+from typing import Tuple
 
 import torch
 
