@@ -442,6 +442,71 @@ def test_moe_backend_gpt_oss_mxfp4_oracle(vllm_env, forbid_upstream):
     assert (out.float() - want).abs().max() < 0.1 * want.abs().max()
 
 
+@pytest.mark.parametrize("kind", ["compressed-tensors", "modelopt"])
+def test_moe_backend_nvfp4_oracle(vllm_env, forbid_upstream, kind):
+    """--moe-backend humming for the nvfp4 oracle, with the layer as it stands when the oracle calls the converter:
+    e2m1 codes, e4m3 group-16 scales and a second-level scale per expert (w13: per gate / up shard, equal here) --
+    compressed-tensors' global scale divides, ModelOpt's scale_2 multiplies.  The parameters the oracle and the
+    method read back afterwards exist, and the experts' output matches the dequantized reference; gate / up shards
+    with different second-level scales are refused."""
+    from vllm.model_executor.layers.fused_moe.oracle import nvfp4 as nvfp4_oracle
+
+    from vllm_humming.moe import experts as ours
+    from vllm_humming.moe.fallback import torch_moe_fallback
+
+    e, h, i = 3, 128, 64
+    g = torch.Generator().manual_seed(5)
+
+    def build(unequal=False):
+        layer = torch.nn.Module()
+        dense = {}
+        for side, n, k in (("w13", 2 * i, h), ("w2", h, i)):
+            w = torch.randint(0, 256, (e, n, k // 2), generator=g, dtype=torch.uint8)
+            sc = (torch.rand(e, n, k // 16, generator=g) * 2 + 0.25).to(torch.float8_e4m3fn)
+            per = torch.rand(e, 1, generator=g) * 0.02 + 0.01           # the value multiplier of each expert
+            if side == "w13":
+                per = per.repeat(1, 2)
+                if unequal:
+                    per[1, 1] *= 2
+            table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+            codes = torch.stack([w & 0xF, w >> 4], dim=-1).reshape(e, n, k).long()
+            dense[side] = table[codes] * sc.float().repeat_interleave(16, dim=2) * per[:, :1].unsqueeze(-1)
+            layer.register_parameter(f"{side}_weight", torch.nn.Parameter(w, requires_grad=False))
+            layer.register_parameter(f"{side}_weight_scale", torch.nn.Parameter(sc, requires_grad=False))
+            if kind == "compressed-tensors":
+                layer.register_parameter(f"{side}_weight_global_scale",
+                                         torch.nn.Parameter(1.0 / per, requires_grad=False))
+                setattr(layer, f"{side}_weight_packed", getattr(layer, f"{side}_weight"))
+            else:
+                layer.register_parameter(f"{side}_weight_scale_2", torch.nn.Parameter(per, requires_grad=False))
+        return layer, dense
+
+    schema = ({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", "type": "float",
+               "num_bits": 4, "strategy": "group", "group_size": 16} if kind == "compressed-tensors"
+              else {"quant_method": "modelopt", "quant_algo": "nvfp4"})
+    layer, dense = build()
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    for side in ("w13", "w2"):   # what the oracle and the methods read back
+        for p in ("weight", "weight_scale", "weight_scale_2"):
+            assert isinstance(getattr(layer, f"{side}_{p}"), torch.nn.Parameter)
+    torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float(),
+                               rtol=1e-2, atol=1e-6)
+    ours.get_humming_moe_quant_config(layer, gemm1_alpha=None, gemm1_beta=None, gemm1_clamp_limit=None)
+    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
+    ids = torch.randint(0, e, (5, 2), generator=g)
+    wts = torch.rand(5, 2, generator=g)
+    classes = nvfp4_oracle.backend_to_kernel_cls(nvfp4_oracle.NvFp4MoeBackend.HUMMING)
+    experts = object.__new__(classes[0])
+    out = torch.empty(5, h, dtype=torch.bfloat16)
+    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
+                  False)
+    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
+    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+    layer, _ = build(unequal=True)
+    with pytest.raises(ours.HummingMoEBackendUnsupported, match=r"different second-level scales \(experts \[1\]"):
+        ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+
+
 def test_moe_backend_mxfp4_oracle_refuses_cut_scale_groups(vllm_env, forbid_upstream):
     from vllm_humming.moe import experts as ours
 

@@ -14,7 +14,8 @@ otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_
 are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
 applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
 checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales), the int8 oracle's (channel or tensor
-scales) and the mxfp4 oracle's gpt-oss MXFP4 experts; expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
+scales), the mxfp4 oracle's gpt-oss MXFP4 experts and the nvfp4 oracle's compressed-tensors / ModelOpt experts (one
+second-level scale per expert); expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
 parameters vLLM passes (alpha, clamp limit) are applied on both paths; the experts compute with bf16 / fp16 activations (a checkpoint's activation quantization is not applied to
 MoE experts, as under ``--quantization humming``).  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
 (``--quantization humming``, whose own MoE method covers every checkpoint format we read).
@@ -55,7 +56,8 @@ def _refuse(what: str):
         f"vllm-humming: --moe-backend humming cannot serve {what} yet (no converter for this oracle's expert "
         f"layout; the upstream humming-kernels package is deliberately not used). Supported "
         f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts, fp8 (block / channel / tensor) and int8 "
-        f"(channel / tensor) experts, gpt-oss MXFP4 experts. Serve the model with --quantization "
+        f"(channel / tensor) experts, gpt-oss MXFP4 and compressed-tensors / ModelOpt NVFP4 experts. Serve the model "
+        f"with --quantization "
         f"humming instead: its MoE method reads every checkpoint format vllm-humming supports.")
 
 
@@ -99,6 +101,10 @@ def _expert_qweights(layer, side: str, schema: dict) -> List[QuantizedWeight]:
         out = _eight_bit_experts(layer, side, schema)
     elif m == "gpt_oss_mxfp4":
         out = _mxfp4_experts(layer, side)
+    elif m == "compressed-tensors" and schema.get("format") == "nvfp4-pack-quantized":
+        out = _nvfp4_experts(layer, side, "compressed-tensors")
+    elif m == "modelopt" and str(schema.get("quant_algo", "")).lower() == "nvfp4":
+        out = _nvfp4_experts(layer, side, "modelopt")
     else:
         _refuse(f"MoE expert weights described as {schema!r}")
     return out
@@ -120,6 +126,35 @@ def _mxfp4_experts(layer, side: str) -> List[QuantizedWeight]:
                 f"group is not supported)")
     return [F.mxfp4_blocks_to_qweight(w[i].reshape(n, half_k // 16, 16), sc[i],
                                       name=f"{_layer_name(layer)}.{side}[{i}]") for i in range(e)]
+
+
+def _nvfp4_experts(layer, side: str, kind: str) -> List[QuantizedWeight]:
+    """The nvfp4 oracle's experts: e2m1 codes uint8 [E, N, K/2] (``{side}_weight``; compressed-tensors also aliases it
+    as ``{side}_weight_packed``), e4m3 group-16 scales [E, N, K/16] and the second-level scale -- compressed-tensors'
+    ``{side}_weight_global_scale`` (a divisor) or ModelOpt's ``{side}_weight_scale_2`` (a multiplier), per expert and,
+    for w13, per shard [E, 2].  Our weights carry one second-level scale per expert, so a w13 whose gate and up shards
+    have different ones is refused (vLLM's other NVFP4 backends keep the gate's and warn)."""
+    w = _t(layer, f"{side}_weight")
+    sc = _t(layer, f"{side}_weight_scale")
+    g = _t(layer, f"{side}_weight_global_scale" if kind == "compressed-tensors" else f"{side}_weight_scale_2")
+    what = f"MoE layer {_layer_name(layer)}: {kind} NVFP4 {side}"
+    if w is None or sc is None or g is None or w.dim() != 3 or w.dtype not in (torch.uint8, torch.int8):
+        _refuse(f"{what} weights / scales / second-level scale missing or not uint8 [E, N, K/2]")
+    e, n, half_k = w.shape
+    k = 2 * half_k
+    if k % 16 or tuple(sc.shape) != (e, n, k // 16) or g.numel() not in (e, 2 * e):
+        _refuse(f"{what}: weights {list(w.shape)}, scales {list(sc.shape)}, second-level scale {list(g.shape)} "
+                f"(K must be a multiple of 16; one second-level scale per expert, or per gate / up shard)")
+    per = g.reshape(e, -1).to(torch.float32)
+    if per.shape[1] == 2 and not torch.equal(per[:, 0], per[:, 1]):
+        bad = (per[:, 0] != per[:, 1]).nonzero().flatten()[:4].tolist()
+        _refuse(f"{what}: the gate and up shards have different second-level scales (experts {bad}...); these "
+                f"experts take one per expert")
+    name = _layer_name(layer)
+    if kind == "compressed-tensors":
+        return [F.ct_nvfp4_to_qweight(w[i], sc[i], per[i, :1], weight_shape=torch.tensor([n, k]),
+                                      name=f"{name}.{side}[{i}]") for i in range(e)]
+    return [F.modelopt_nvfp4_to_qweight(w[i], sc[i], per[i, :1], k=k, name=f"{name}.{side}[{i}]") for i in range(e)]
 
 
 def _expert_biases(layer, q13: List[QuantizedWeight], q2: List[QuantizedWeight]):
@@ -251,11 +286,12 @@ def convert_to_humming_moe_kernel_format(layer, quant_config: Optional[dict] = N
     # the kernels hold the biases themselves; the dense experts take them from here
     _LAYER_EXTRAS[w13.data_ptr()] = {"w13_bias": None if moe is not None else b13,
                                      "w2_bias": None if moe is not None else b2, "activation_kw": {}}
-    if q13 and (q13[0].desc.dtype.bits == 8 or str(quant_config.get("quant_method", "")).lower() == "gpt_oss_mxfp4"):
-        # the fp8 / int8 / mxfp4 oracles read these back after the conversion; the experts need no scales any more
-        for side in ("w13", "w2"):
-            layer.register_parameter(f"{side}_weight_scale",
-                                     torch.nn.Parameter(torch.ones(1, device=dev), requires_grad=False))
+    # the oracles read their scale parameters back after the conversion (and the nvfp4 one the second-level scale);
+    # the experts need no scales any more
+    back = ("weight_scale",) + (("weight_scale_2",) if q13 and q13[0].desc.scale2 is not None else ())
+    for side in ("w13", "w2"):
+        for p in back:
+            layer.register_parameter(f"{side}_{p}", torch.nn.Parameter(torch.ones(1, device=dev), requires_grad=False))
     layer.hm_moe_fallback = True
     return None
 
