@@ -507,6 +507,39 @@ def test_moe_backend_nvfp4_oracle(vllm_env, forbid_upstream, kind):
         ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
 
 
+def test_moe_backend_mxfp8_through_the_fp8_oracle(vllm_env, forbid_upstream):
+    """MXFP8 experts (e4m3 codes, e8m0 group-32 scales): the fp8 oracle's own schema helper recognises them by the
+    scale dtype; our conversion and the experts' output against the dequantized reference."""
+    from vllm.model_executor.layers.fused_moe.oracle import fp8 as fp8_oracle
+
+    from vllm_humming.moe import experts as ours
+    from vllm_humming.moe.fallback import torch_moe_fallback
+
+    e, h, i = 3, 128, 64
+    g = torch.Generator().manual_seed(8)
+    layer = torch.nn.Module()
+    dense = {}
+    for side, n, k in (("w13", 2 * i, h), ("w2", h, i)):
+        w = (torch.randn(e, n, k, generator=g) * 20).clamp(-448, 448).to(torch.float8_e4m3fn)
+        sc = torch.randint(118, 126, (e, n, k // 32), generator=g, dtype=torch.uint8)
+        layer.register_parameter(f"{side}_weight", torch.nn.Parameter(w, requires_grad=False))
+        layer.register_parameter(f"{side}_weight_scale", torch.nn.Parameter(sc, requires_grad=False))
+        dense[side] = w.float() * torch.exp2(sc.float() - 127).repeat_interleave(32, dim=2)
+    schema = fp8_oracle._humming_fp8_weight_schema(layer, layer.w13_weight, layer.w13_weight_scale)
+    assert schema == {"quant_method": "modelopt", "quant_algo": "mxfp8"}
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    torch.testing.assert_close(layer.w2_weight.float(), dense["w2"].to(torch.bfloat16).float())
+    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
+    ids = torch.randint(0, e, (5, 2), generator=g)
+    wts = torch.rand(5, 2, generator=g)
+    experts = object.__new__(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0])
+    out = torch.empty(5, h, dtype=torch.bfloat16)
+    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
+                  False)
+    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
+    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+
+
 def test_moe_backend_mxfp4_oracle_refuses_cut_scale_groups(vllm_env, forbid_upstream):
     from vllm_humming.moe import experts as ours
 

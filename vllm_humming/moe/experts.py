@@ -14,8 +14,8 @@ otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_
 are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
 applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
 checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales), the int8 oracle's (channel or tensor
-scales), the mxfp4 oracle's gpt-oss MXFP4 experts and the nvfp4 oracle's compressed-tensors / ModelOpt experts (one
-second-level scale per expert); expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
+scales), the mxfp4 oracle's gpt-oss MXFP4 experts the nvfp4 oracle's compressed-tensors / ModelOpt experts (one
+second-level scale per expert) and the fp8 oracle's MXFP8 experts; expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
 parameters vLLM passes (alpha, clamp limit) are applied on both paths; the experts compute with bf16 / fp16 activations (a checkpoint's activation quantization is not applied to
 MoE experts, as under ``--quantization humming``).  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
 (``--quantization humming``, whose own MoE method covers every checkpoint format we read).
@@ -56,7 +56,8 @@ def _refuse(what: str):
         f"vllm-humming: --moe-backend humming cannot serve {what} yet (no converter for this oracle's expert "
         f"layout; the upstream humming-kernels package is deliberately not used). Supported "
         f"here: GPTQ, AWQ and compressed-tensors pack-quantized int experts, fp8 (block / channel / tensor) and int8 "
-        f"(channel / tensor) experts, gpt-oss MXFP4 and compressed-tensors / ModelOpt NVFP4 experts. Serve the model "
+        f"(channel / tensor) experts, gpt-oss MXFP4, compressed-tensors / ModelOpt NVFP4 and MXFP8 experts. Serve the "
+        f"model "
         f"with --quantization "
         f"humming instead: its MoE method reads every checkpoint format vllm-humming supports.")
 
@@ -105,6 +106,8 @@ def _expert_qweights(layer, side: str, schema: dict) -> List[QuantizedWeight]:
         out = _nvfp4_experts(layer, side, "compressed-tensors")
     elif m == "modelopt" and str(schema.get("quant_algo", "")).lower() == "nvfp4":
         out = _nvfp4_experts(layer, side, "modelopt")
+    elif m == "modelopt" and str(schema.get("quant_algo", "")).lower() == "mxfp8":
+        out = _mxfp8_experts(layer, side)
     else:
         _refuse(f"MoE expert weights described as {schema!r}")
     return out
@@ -126,6 +129,27 @@ def _mxfp4_experts(layer, side: str) -> List[QuantizedWeight]:
                 f"group is not supported)")
     return [F.mxfp4_blocks_to_qweight(w[i].reshape(n, half_k // 16, 16), sc[i],
                                       name=f"{_layer_name(layer)}.{side}[{i}]") for i in range(e)]
+
+
+def _mxfp8_experts(layer, side: str) -> List[QuantizedWeight]:
+    """The fp8 oracle's MXFP8 experts (its schema ``modelopt`` / ``mxfp8`` covers ModelOpt and compressed-tensors):
+    e4m3 codes [E, N, K] (one byte each) and e8m0 group-32 scales [E, N, K/32] (uint8 exponents or float8_e8m0fnu)."""
+    from ..desc import ScaleSpec, WeightDesc
+    from ..dtypes import E4M3, E8M0
+    from ..quant_config.formats import _bytes_to_words
+
+    w, sc = _t(layer, f"{side}_weight"), _t(layer, f"{side}_weight_scale")
+    what = f"MoE layer {_layer_name(layer)}: MXFP8 {side}"
+    if w is None or sc is None or w.dim() != 3 or w.dtype not in (torch.float8_e4m3fn, torch.uint8):
+        _refuse(f"{what} weights / scales missing or not float8_e4m3fn [E, N, K]")
+    e, n, k = w.shape
+    if k % 32 or tuple(sc.shape) != (e, n, k // 32) or sc.element_size() != 1:
+        _refuse(f"{what}: weights {list(w.shape)} with scales {sc.dtype} {list(sc.shape)} (e8m0 group-32 scales; K "
+                f"must be a multiple of 32)")
+    desc = WeightDesc(E4M3, ScaleSpec("group", E8M0, group_size=32))
+    codes, exps = w.contiguous().view(torch.uint8), sc.contiguous().view(torch.uint8)
+    return [QuantizedWeight(desc, (n, k), _bytes_to_words(codes[i]), exps[i].contiguous(),
+                            name=f"{_layer_name(layer)}.{side}[{i}]") for i in range(e)]
 
 
 def _nvfp4_experts(layer, side: str, kind: str) -> List[QuantizedWeight]:
