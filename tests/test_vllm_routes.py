@@ -322,6 +322,22 @@ def test_moe_backend_kernel_path_dispatch(vllm_env, forbid_upstream, monkeypatch
     assert layer.w13_weight.stride(0) != 0 and torch.equal(layer.w13_weight, d13.to(torch.bfloat16))
 
 
+def _oracle_experts_match_dense(expert_cls, layer, dense, g, e, h):
+    """The oracle's expert class (ours, after install) on the converted layer vs the plain-torch experts on the
+    dequantized weights, silu, 5 tokens x top-2."""
+    from vllm_humming.moe.fallback import torch_moe_fallback
+
+    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
+    ids = torch.randint(0, e, (5, 2), generator=g)
+    wts = torch.rand(5, 2, generator=g)
+    experts = object.__new__(expert_cls)
+    out = torch.empty(5, h, dtype=torch.bfloat16)
+    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
+                  False)
+    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
+    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+
+
 @pytest.mark.parametrize("kind", ["fp8_block", "fp8_channel", "fp8_tensor", "int8_channel", "int8_tensor"])
 def test_moe_backend_eight_bit_oracles(vllm_env, forbid_upstream, kind):
     """--moe-backend humming for the fp8 and int8 oracles: the schema vLLM's own helper builds from the layer, our
@@ -331,7 +347,6 @@ def test_moe_backend_eight_bit_oracles(vllm_env, forbid_upstream, kind):
     from vllm.model_executor.layers.fused_moe.oracle import int8 as int8_oracle
 
     from vllm_humming.moe import experts as ours
-    from vllm_humming.moe.fallback import torch_moe_fallback
 
     e, h, i = 4, 256, 128
     g = torch.Generator().manual_seed(len(kind))
@@ -369,16 +384,7 @@ def test_moe_backend_eight_bit_oracles(vllm_env, forbid_upstream, kind):
     torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float())
     torch.testing.assert_close(layer.w2_weight.float(), dense["w2"].to(torch.bfloat16).float())
     assert hasattr(layer, "w13_weight_scale") and hasattr(layer, "w2_weight_scale")   # what the oracles read back
-    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
-    ids = torch.randint(0, e, (5, 2), generator=g)
-    wts = torch.rand(5, 2, generator=g)
-    classes = fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)
-    experts = object.__new__(classes[0])
-    out = torch.empty(5, h, dtype=torch.bfloat16)
-    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
-                  False)
-    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
-    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+    _oracle_experts_match_dense(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0], layer, dense, g, e, h)
 
 
 def _e2m1_dense(packed: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
@@ -452,7 +458,6 @@ def test_moe_backend_nvfp4_oracle(vllm_env, forbid_upstream, kind):
     from vllm.model_executor.layers.fused_moe.oracle import nvfp4 as nvfp4_oracle
 
     from vllm_humming.moe import experts as ours
-    from vllm_humming.moe.fallback import torch_moe_fallback
 
     e, h, i = 3, 128, 64
     g = torch.Generator().manual_seed(5)
@@ -492,16 +497,7 @@ def test_moe_backend_nvfp4_oracle(vllm_env, forbid_upstream, kind):
     torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float(),
                                rtol=1e-2, atol=1e-6)
     ours.get_humming_moe_quant_config(layer, gemm1_alpha=None, gemm1_beta=None, gemm1_clamp_limit=None)
-    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
-    ids = torch.randint(0, e, (5, 2), generator=g)
-    wts = torch.rand(5, 2, generator=g)
-    classes = nvfp4_oracle.backend_to_kernel_cls(nvfp4_oracle.NvFp4MoeBackend.HUMMING)
-    experts = object.__new__(classes[0])
-    out = torch.empty(5, h, dtype=torch.bfloat16)
-    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
-                  False)
-    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
-    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+    _oracle_experts_match_dense(nvfp4_oracle.backend_to_kernel_cls(nvfp4_oracle.NvFp4MoeBackend.HUMMING)[0], layer, dense, g, e, h)
     layer, _ = build(unequal=True)
     with pytest.raises(ours.HummingMoEBackendUnsupported, match=r"different second-level scales \(experts \[1\]"):
         ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
@@ -513,7 +509,6 @@ def test_moe_backend_mxfp8_through_the_fp8_oracle(vllm_env, forbid_upstream):
     from vllm.model_executor.layers.fused_moe.oracle import fp8 as fp8_oracle
 
     from vllm_humming.moe import experts as ours
-    from vllm_humming.moe.fallback import torch_moe_fallback
 
     e, h, i = 3, 128, 64
     g = torch.Generator().manual_seed(8)
@@ -529,15 +524,7 @@ def test_moe_backend_mxfp8_through_the_fp8_oracle(vllm_env, forbid_upstream):
     assert schema == {"quant_method": "modelopt", "quant_algo": "mxfp8"}
     ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
     torch.testing.assert_close(layer.w2_weight.float(), dense["w2"].to(torch.bfloat16).float())
-    x = torch.randn(5, h, generator=g).to(torch.bfloat16)
-    ids = torch.randint(0, e, (5, 2), generator=g)
-    wts = torch.rand(5, 2, generator=g)
-    experts = object.__new__(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0])
-    out = torch.empty(5, h, dtype=torch.bfloat16)
-    experts.apply(out, x, layer.w13_weight, layer.w2_weight, wts, ids, "silu", e, None, None, None, None, None, None,
-                  False)
-    want = torch_moe_fallback(x, dense["w13"], dense["w2"], wts, ids)
-    torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
+    _oracle_experts_match_dense(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0], layer, dense, g, e, h)
 
 
 def test_moe_backend_mxfp4_oracle_refuses_cut_scale_groups(vllm_env, forbid_upstream):
