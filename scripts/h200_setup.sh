@@ -78,3 +78,15 @@ ab_int4() {
     --cold none ${AB_ARGS:-} >$R/ab_$name.log 2>&1
   echo "-- $name"; grep "] ours" $R/ab_$name.log | sed 's/.*int4-g128 //' | cut -c1-60 | tr '\n' ';'; echo
 }
+# act_quant_ab CFG... (after call_results): per HUMMING_DEBUG_ACT_QUANT launch shape, the quantizer alone
+# (scripts/exp_act_quant.py) and the W4A8 int4 / W8A8 int8 layers at M = 1 / 16 without peers (session 34).
+act_quant_ab() {
+  local cfg
+  for cfg in "$@"; do
+    HUMMING_DEBUG_ACT_QUANT=$cfg step 60 python3 scripts/exp_act_quant.py 2>&1 | tee -a "$R/exp_act_quant.log" | cut -c1-250
+    HUMMING_DEBUG_ACT_QUANT=$cfg timeout 60 python3 -m vllm_humming.bench --formats w4a8-int4-g128-fp8,w8a8-int8 \
+      --ms 1,16 --no-upstream --no-eager --cold none >"$R/ab_$cfg.log" 2>&1
+    echo "-- layer $cfg"; grep "] ours" "$R/ab_$cfg.log" | sed 's/.*ours //' | cut -c1-60 | tr '\n' ';'; echo
+    pack
+  done
+}
