@@ -315,6 +315,18 @@ def test_moe_backend_kernel_path_dispatch(vllm_env, forbid_upstream, monkeypatch
     want = torch_moe_fallback(x, d13, d2, wts, ids)
     torch.testing.assert_close(out.float(), want.float(), rtol=3e-2, atol=3e-2 * want.abs().max().item())
 
+    # expert biases go to the kernels with the weights (FusedMoeGemm's bias epilogue), one row per expert
+    got = []
+    monkeypatch.setattr(moe_gemm, "build_fused_moe", lambda q13, q2, *a: (got.append((q13, q2)), (None, "a reason"))[1])
+    layer = make_layer()
+    b13, b2 = torch.randn(e, 2 * i, generator=g), torch.randn(e, h, generator=g)
+    layer.register_parameter("w13_bias", torch.nn.Parameter(b13, requires_grad=False))
+    layer.register_parameter("w2_bias", torch.nn.Parameter(b2, requires_grad=False))
+    ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
+    (q13, q2), = got
+    assert all(torch.equal(q.bias.float(), b13[x].to(torch.bfloat16).float()) for x, q in enumerate(q13))
+    assert all(torch.equal(q.bias.float(), b2[x].to(torch.bfloat16).float()) for x, q in enumerate(q2))
+
     # the kernels refuse these experts: the dense fallback, the reason logged
     monkeypatch.setattr(moe_gemm, "build_fused_moe", lambda *a, **k: (None, "a reason"))
     layer = make_layer()
