@@ -539,6 +539,29 @@ def test_moe_backend_mxfp8_through_the_fp8_oracle(vllm_env, forbid_upstream):
     _oracle_experts_match_dense(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0], layer, dense, g, e, h)
 
 
+def test_moe_backend_w4a8_fails_with_our_message(vllm_env, monkeypatch):
+    """The W4A8 MoE oracle builds upstream humming schema objects before it converts.  Without the upstream package
+    the facade's ImportError becomes our error naming the path and --quantization humming; with it, our converter
+    refuses the schema objects (no quant config) -- loud either way, and the upstream kernels never run."""
+    import vllm.utils.humming as facade
+    from vllm.model_executor.layers.fused_moe.oracle import w4a8
+
+    from vllm_humming.moe import experts as ours
+
+    layer = torch.nn.Module()
+    w = torch.zeros(2, 8, 8)
+    with pytest.raises(ours.HummingMoEBackendUnsupported, match="weight schemas vllm-humming does not read"):
+        ours.convert_to_humming_moe_kernel_format(layer, weight_schema=object(), input_schema=object())
+    # the upstream package absent (whether or not this venv has it)
+    for k in list(vars(facade)):
+        if k in getattr(facade, "_EXPORTS", {}):
+            monkeypatch.delattr(facade, k, raising=False)
+    for mod in [m for m in list(sys.modules) if m == "humming" or m.startswith("humming.")] + ["humming"]:
+        monkeypatch.setitem(sys.modules, mod, None)
+    with pytest.raises(ours.HummingMoEBackendUnsupported, match="W4A8 MoE experts.*--quantization humming"):
+        w4a8.convert_to_w4a8_moe_kernel_format(w4a8.W4A8MoeBackend.HUMMING, layer, 128, w, w, w, w)
+
+
 def test_moe_backend_mxfp4_oracle_refuses_cut_scale_groups(vllm_env, forbid_upstream):
     from vllm_humming.moe import experts as ours
 

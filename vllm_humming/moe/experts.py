@@ -436,6 +436,34 @@ else:
     _CLASSES = {}
 
 
+def _guard_upstream_facade() -> None:
+    """vLLM reaches the upstream humming-kernels package through the lazy facade ``vllm.utils.humming``.  Our routes
+    never do; a path we do not serve yet may (the W4A8 MoE oracle builds upstream schema objects before it calls the
+    converter).  Without the upstream package that is an ImportError naming a module the user never asked for --
+    this turns it into an error that names the path and the working alternative.  With the package installed the
+    facade works as before (and the converter then refuses the upstream schema objects itself)."""
+    try:
+        import vllm.utils.humming as facade
+    except ImportError:       # a vLLM without the facade has no such path
+        return
+    orig = facade.__dict__.get("__getattr__")
+    if orig is None or getattr(orig, "_vllm_humming_guard", False):
+        return
+
+    def guarded(name):
+        try:
+            return orig(name)
+        except ImportError as e:
+            raise HummingMoEBackendUnsupported(
+                f"vllm-humming: vLLM asked for {name!r} of the upstream humming-kernels package "
+                f"(vllm.utils.humming), which is not installed and which vllm-humming does not use ({e}). This "
+                f"happens on paths vllm-humming does not serve yet, e.g. W4A8 MoE experts under --moe-backend "
+                f"humming. Serve the model with --quantization humming instead.") from e
+
+    guarded._vllm_humming_guard = True
+    facade.__getattr__ = guarded
+
+
 def install_moe_experts() -> Dict[str, type]:
     if OUR_EXPERTS:
         return OUR_EXPERTS
@@ -446,5 +474,6 @@ def install_moe_experts() -> Dict[str, type]:
         setattr(fh, n, c)
     hu.convert_to_humming_moe_kernel_format = convert_to_humming_moe_kernel_format
     hu.get_humming_moe_quant_config = get_humming_moe_quant_config
+    _guard_upstream_facade()
     OUR_EXPERTS.update(_CLASSES)
     return OUR_EXPERTS
