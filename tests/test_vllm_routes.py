@@ -396,14 +396,19 @@ def test_moe_backend_eight_bit_oracles(vllm_env, forbid_upstream, kind):
     torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float())
     torch.testing.assert_close(layer.w2_weight.float(), dense["w2"].to(torch.bfloat16).float())
     assert hasattr(layer, "w13_weight_scale") and hasattr(layer, "w2_weight_scale")   # what the oracles read back
-    _oracle_experts_match_dense(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0], layer, dense, g, e, h)
+    classes = fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)
+    _oracle_experts_match_dense(classes[0], layer, dense, g, e, h)
+
+
+def _e2m1_values(packed: torch.Tensor) -> torch.Tensor:
+    """uint8 [E, N, K/2] e2m1 codes (element 2j in the low nibble) -> their float32 values [E, N, K]."""
+    table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+    return table[torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(*packed.shape[:2], -1).long()]
 
 
 def _e2m1_dense(packed: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-    """uint8 [E, N, K/2] codes (element 2j in the low nibble) x uint8 e8m0 [E, N, K/32] -> float32 [E, N, K]."""
-    table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
-    codes = torch.stack([packed & 0xF, packed >> 4], dim=-1).reshape(*packed.shape[:2], -1).long()
-    return table[codes] * torch.exp2(scale.float() - 127).repeat_interleave(32, dim=2)
+    """e2m1 codes x uint8 e8m0 group-32 scales [E, N, K/32] -> float32 [E, N, K]."""
+    return _e2m1_values(packed) * torch.exp2(scale.float() - 127).repeat_interleave(32, dim=2)
 
 
 def test_moe_backend_gpt_oss_mxfp4_oracle(vllm_env, forbid_upstream):
@@ -485,9 +490,7 @@ def test_moe_backend_nvfp4_oracle(vllm_env, forbid_upstream, kind):
                 per = per.repeat(1, 2)
                 if unequal:
                     per[1, 1] *= 2
-            table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
-            codes = torch.stack([w & 0xF, w >> 4], dim=-1).reshape(e, n, k).long()
-            dense[side] = table[codes] * sc.float().repeat_interleave(16, dim=2) * per[:, :1].unsqueeze(-1)
+            dense[side] = _e2m1_values(w) * sc.float().repeat_interleave(16, dim=2) * per[:, :1].unsqueeze(-1)
             layer.register_parameter(f"{side}_weight", torch.nn.Parameter(w, requires_grad=False))
             layer.register_parameter(f"{side}_weight_scale", torch.nn.Parameter(sc, requires_grad=False))
             if kind == "compressed-tensors":
@@ -509,7 +512,8 @@ def test_moe_backend_nvfp4_oracle(vllm_env, forbid_upstream, kind):
     torch.testing.assert_close(layer.w13_weight.float(), dense["w13"].to(torch.bfloat16).float(),
                                rtol=1e-2, atol=1e-6)
     ours.get_humming_moe_quant_config(layer, gemm1_alpha=None, gemm1_beta=None, gemm1_clamp_limit=None)
-    _oracle_experts_match_dense(nvfp4_oracle.backend_to_kernel_cls(nvfp4_oracle.NvFp4MoeBackend.HUMMING)[0], layer, dense, g, e, h)
+    classes = nvfp4_oracle.backend_to_kernel_cls(nvfp4_oracle.NvFp4MoeBackend.HUMMING)
+    _oracle_experts_match_dense(classes[0], layer, dense, g, e, h)
     layer, _ = build(unequal=True)
     with pytest.raises(ours.HummingMoEBackendUnsupported, match=r"different second-level scales \(experts \[1\]"):
         ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
@@ -536,7 +540,8 @@ def test_moe_backend_mxfp8_through_the_fp8_oracle(vllm_env, forbid_upstream):
     assert schema == {"quant_method": "modelopt", "quant_algo": "mxfp8"}
     ours.convert_to_humming_moe_kernel_format(layer, quant_config=schema)
     torch.testing.assert_close(layer.w2_weight.float(), dense["w2"].to(torch.bfloat16).float())
-    _oracle_experts_match_dense(fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)[0], layer, dense, g, e, h)
+    classes = fp8_oracle.backend_to_kernel_cls(fp8_oracle.Fp8MoeBackend.HUMMING)
+    _oracle_experts_match_dense(classes[0], layer, dense, g, e, h)
 
 
 def test_moe_backend_w4a8_fails_with_our_message(vllm_env, monkeypatch):

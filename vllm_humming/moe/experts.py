@@ -13,12 +13,13 @@ expert-indexed kernels (:class:`vllm_humming.ops.moe_gemm.FusedMoeGemm`);
 otherwise they are dequantized once into dense ``w13_weight`` [E, 2I, H] / ``w2_weight`` [E, H, I] and the experts
 are the plain-torch FALLBACK (:func:`vllm_humming.moe.fallback.torch_moe_fallback`).  Either way vLLM's routing is
 applied exactly as given.  Converted today: the WNA16 oracle's GPTQ, AWQ and compressed-tensors pack-quantized
-checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales), the int8 oracle's (channel or tensor
-scales), the mxfp4 oracle's gpt-oss MXFP4 experts the nvfp4 oracle's compressed-tensors / ModelOpt experts (one
-second-level scale per expert) and the fp8 oracle's MXFP8 experts; expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
-parameters vLLM passes (alpha, clamp limit) are applied on both paths; the experts compute with bf16 / fp16 activations (a checkpoint's activation quantization is not applied to
-MoE experts, as under ``--quantization humming``).  Other oracles' layouts raise :class:`HummingMoEBackendUnsupported` naming the working alternative
-(``--quantization humming``, whose own MoE method covers every checkpoint format we read).
+checkpoints, the fp8 oracle's e4m3 experts (block, channel or tensor scales) and MXFP8 experts, the int8 oracle's
+(channel or tensor scales), the mxfp4 oracle's gpt-oss MXFP4 experts and the nvfp4 oracle's compressed-tensors /
+ModelOpt experts (one second-level scale per expert).  Expert biases (``w13_bias`` / ``w2_bias``) and the swigluoai
+parameters vLLM passes (alpha, clamp limit) are applied on both paths.  The experts compute with bf16 / fp16
+activations (a checkpoint's activation quantization is not applied to MoE experts, as under ``--quantization
+humming``).  Other layouts (the W4A8 oracle's) raise :class:`HummingMoEBackendUnsupported` naming the working
+alternative (``--quantization humming``, whose own MoE method covers every checkpoint format we read).
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ from ..desc import ActDesc, DescError, ScaleSpec
 from ..dtypes import BF16, E8M0, FP16, FP32, FloatType, IntType
 
 __all__ = ["THREADS", "REG_STEPS", "AMAX_BLOCKS", "grid_cpp", "scale_cpp", "act_mode", "act_quant_unsupported_reason",
-           "act_quant_targs", "act_amax_targs", "act_quant_source", "act_amax_source", "act_quant_specs", "ActQuantizer", "QuantActGemm"]
+           "act_quant_targs", "act_amax_targs", "act_quant_source", "act_amax_source", "act_quant_specs",
+           "ActQuantizer", "QuantActGemm"]
 
 # Threads per block and chunks (8 columns) per thread held in registers at once: a batch of 512 x 8 x 2 = 8192
 # columns, all its loads in flight together (a per-token row of K <= 8192 is read once).  Measured on the H200

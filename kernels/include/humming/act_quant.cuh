@@ -20,8 +20,9 @@
 //
 // Threads: one block per row (grid-stride), kThreads threads, each thread a CHUNK of 8 consecutive columns per step
 // (kVec: one or two 16-byte loads and one 16-byte store; otherwise element by element with bounds checks, for rows
-// whose length or alignment is not a multiple of 8 elements), kRegSteps chunks in registers at once (load_batch).  A group of kGroup columns is kGroup / 8 consecutive
-// lanes of one warp (kGroup <= 256 = 8 x 32), so its absmax is a butterfly over those lanes.
+// whose length or alignment is not a multiple of 8 elements), kRegSteps chunks in registers at once (load_batch).
+// A group of kGroup columns is kGroup / 8 consecutive lanes of one warp (kGroup <= 256 = 8 x 32), so its absmax is a
+// butterfly over those lanes.
 #pragma once
 
 #include "humming/common.cuh"
