@@ -228,6 +228,35 @@ def test_direct_refill_after_math_experiment(choice, monkeypatch):
         assert not torch.isnan(y1).any()
 
 
+@pytest.mark.parametrize("budget", [8192, 73728, -32768])   # negative: the smem ring (HUMMING_DIRECT_SMEM_RING)
+@pytest.mark.parametrize("choice", [KernelChoice(8, 3, 1, 4, 64, 4, "direct"), KernelChoice(8, 1, 3, 8, 64, 2, "direct"),
+                                    KernelChoice(8, 4, 2, 2, 64, 4, "direct", x16=True),
+                                    KernelChoice(16, 2, 1, 2, 16, 3, "direct")], ids=lambda c: c.short())
+def test_direct_smem_prefetch_experiment(choice, budget, monkeypatch):
+    """The HUMMING_DIRECT_SMEM_PREFETCH experiment (each warp's first atoms copied to shared memory before the grid
+    wait, read from there before the register ring takes over) computes the same outputs as the ring alone, bit for
+    bit (same atoms, same order): partial and whole prefetches, the whole stream through a warp-private smem ring, K
+    tails, odd N, g128 units, integer zero points."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 1000, 4288), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
+                       ("w:uint4b8,s:g128:bfloat16", 6144, 4096)]:
+        if choice.x16 and "zp" in desc:
+            continue   # (x16 choices are forced for zero-point-free int4 here)
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="prefetch")
+        x = torch.randn(min(choice.bt, 5), k, device="cuda", dtype=torch.bfloat16)
+        monkeypatch.setenv("HUMMING_DEBUG_SPLITS", "1")
+        y0 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(x.shape[0]): choice})(x)
+        monkeypatch.setenv("HUMMING_DEBUG_DEFINES", f"HUMMING_DIRECT_SMEM_PREFETCH={abs(budget)}"
+                           + (",HUMMING_DIRECT_SMEM_RING" if budget < 0 else ""))
+        y1 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(x.shape[0]): choice})(x)
+        monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
+        monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
+        assert not torch.isnan(y1).any()
+        assert torch.equal(y0, y1), f"{choice.short()} {desc} {n}x{k}: the prefetch changed the result"
+        ref = reference_gemm(x.float(), qw)
+        assert ((y1.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("m", [1, 5, 8])
 def test_splitk_8_token_ticket(m, monkeypatch):

@@ -126,6 +126,44 @@ def test_direct_decode_kernel_on_the_emulation(workdir):
     assert ran == 3
 
 
+PREFETCH_CASES = [  # (description, dtype, choice, prefetch budget in bytes, M, N, K)
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt8_wn3_tm1_wk4_ak64_s4_direct", 12288, 1, 200, 1024),
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt8_wn3_tm1_wk4_ak64_s4_direct", 1 << 20, 5, 256, 1024),
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt8_wn1_tm3_wk8_ak64_s2_direct", 1 << 20, 1, 96, 4032),
+    ("w:uint3,s:g64:bfloat16,zp:int", torch.float16, "bt8_wn2_tm2_wk2_ak64_s3_direct", 8192, 3, 136, 960),
+    ("w:uint8b128,s:channel:bfloat16", torch.bfloat16, "bt16_wn2_tm1_wk2_ak64_s4_direct", 16384, 16, 64, 520),
+    ("w:float4_e2m1,s:g32:float8_e8m0fnu", torch.bfloat16, "bt8_wn2_tm1_wk2_ak64_s4_direct", 1 << 20, 2, 64, 512),
+    # the smem ring (HUMMING_DIRECT_SMEM_RING): depth 2 / 4 positions over longer sequences, a 3-bit cross-lane case
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt8_wn3_tm1_wk4_ak64_s4_direct", -12288, 1, 200, 4032),
+    ("w:uint3,s:g64:bfloat16,zp:int", torch.float16, "bt8_wn2_tm2_wk2_ak64_s3_direct", -12288, 3, 136, 960),
+    ("w:uint8b128,s:channel:bfloat16", torch.bfloat16, "bt16_wn2_tm1_wk2_ak64_s4_direct", -8192, 16, 64, 1544),
+]
+
+
+@pytest.mark.parametrize("case", PREFETCH_CASES, ids=[f"{c[0]}-{c[2]}-{c[3]}-M{c[4]}" for c in PREFETCH_CASES])
+def test_direct_smem_prefetch_experiment_on_the_emulation(workdir, monkeypatch, case):
+    """HUMMING_DIRECT_SMEM_PREFETCH (experiment): each warp's first atoms staged in shared memory before the grid
+    wait, the rest through the register ring -- partial and whole prefetches, K / N tails, zero points, floats; with
+    HUMMING_DIRECT_SMEM_RING every atom through a warp-private shared-memory ring."""
+    desc_s, dtype, short, budget, m, n, k = case
+    ring = ",HUMMING_DIRECT_SMEM_RING" if budget < 0 else ""   # (a negative budget: the ring mode)
+    budget = abs(budget)
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", f"HUMMING_DIRECT_SMEM_PREFETCH={budget}{ring}")
+    from vllm_humming.tuning.heuristics import KernelChoice
+    desc = WeightDesc.parse(desc_s)
+    g = torch.Generator().manual_seed(n * 3 + k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu")
+    layer = _layer(qw, dtype)
+    choice = KernelChoice.parse(short)
+    per = -(-k // 64)
+    assert choice.direct_prefetch_atoms(per, layer.fp.bits, layer.fp.group) > 0, "the case must prefetch something"
+    x, y, _ = _run(workdir, layer, choice, m, 1)
+    assert not bool(torch.isnan(y).any()), f"{short}: unwritten outputs"
+    ref = reference_gemm(x[:, :k].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc_s} {short} prefetch {budget} M={m}: rel err {rel:.3e}"
+
+
 def test_moe_expert_entry_on_the_emulation(workdir):
     """The expert-indexed entry (ops/moe_gemm.py): each token tile reads its expert and offsets every weight
     tensor by that expert's strides; padding tiles leave their rows untouched."""

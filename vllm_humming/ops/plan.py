@@ -238,10 +238,11 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
             zero = zero_mode != 0
             for _ in range(2):
                 try:
-                    splits, per = choose_direct_splits(c, n16, k64, m, info, bps, group, zero, smem_limit=bk.smem)
+                    splits, per = choose_direct_splits(c, n16, k64, m, info, bps, group, zero, smem_limit=bk.smem,
+                                                       bits=bits)
                 except ValueError as e:
                     raise PlanError(str(e)) from None
-                smem = c.direct_smem_bytes(per, min(m, c.bt), group, zero)
+                smem = c.direct_smem_bytes(per, min(m, c.bt), group, zero, bits)
                 by_smem = max(1, info.smem_per_sm // (smem + 1024))
                 if by_smem >= bps:
                     break

@@ -33,6 +33,24 @@ def wg_windows_experiment() -> bool:
     return "HUMMING_WG_WINDOWS" in names
 
 
+def direct_smem_prefetch_bytes() -> int:
+    """HUMMING_DEBUG_DEFINES=HUMMING_DIRECT_SMEM_PREFETCH=B (experiment): the direct mma.sync kernel copies up to B
+    bytes per block of its warps' first weight atoms to shared memory before griddepcontrol.wait
+    (gemm_wna16_direct.cuh, direct_prefetch_atoms); 0 when unset."""
+    for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","):
+        name, _, value = d.partition("=")
+        if name.strip() == "HUMMING_DIRECT_SMEM_PREFETCH":
+            return int(value.strip() or "1")
+    return 0
+
+
+def direct_smem_ring() -> bool:
+    """HUMMING_DEBUG_DEFINES names HUMMING_DIRECT_SMEM_RING (experiment, with HUMMING_DIRECT_SMEM_PREFETCH): the whole
+    weight stream of the direct mma.sync kernel goes through a warp-private shared-memory ring of the budget's depth."""
+    names = (d.split("=")[0].strip() for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","))
+    return "HUMMING_DIRECT_SMEM_RING" in names
+
+
 def direct_unit_atoms(group: int) -> int:
     """Atom columns per scale window of the direct kernel (DirectPlan::kUnitAtoms in gemm_wna16_direct.cuh): a group
     of 128 / 256 columns spans 2 / 4 atoms; a K split holds whole units."""
@@ -206,7 +224,7 @@ class KernelChoice:
         direct pipeline sizes its shared memory per launch (direct_smem_bytes); here: its smallest launch with bt
         rows (one unit per K-warp; ``group``: the in-loop group size), what must fit for the choice to be usable."""
         if self.direct:   # W never touches shared memory
-            return self.direct_smem_bytes(direct_unit_atoms(group) * self.warps_k, self.bt, group, zero)
+            return self.direct_smem_bytes(direct_unit_atoms(group) * self.warps_k, self.bt, group, zero, bits)
         if self.wgmma:
             # stages on 1 KB boundaries (x tile first: one bt x 64 sub-tile per atom), plus 1 KB to align the dynamic
             # shared-memory base
@@ -238,7 +256,21 @@ class KernelChoice:
         body = self.stages * two_windows // math.gcd(self.stages, two_windows)
         return 1 + -(-(atoms_per_split - 1) // body) * body
 
-    def direct_smem_bytes(self, atoms_per_split: int, rows: int, group: int, zero: bool) -> int:
+    def direct_prefetch_atoms(self, atoms_per_split: int, bits: int, group: int) -> int:
+        """Positions of each warp's atom sequence staged in shared memory before the grid wait (the
+        HUMMING_DIRECT_SMEM_PREFETCH experiment; gemm_wna16_direct.cuh, direct_prefetch_atoms): 0 by default."""
+        budget = direct_smem_prefetch_bytes()
+        if not budget or self.wgmma:
+            return 0
+        unit = direct_unit_atoms(group)
+        per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
+        depth = budget // per_pos // unit * unit
+        if direct_smem_ring():   # DirectPrefetch::kRing: the ring's depth, whatever the range
+            return depth
+        seq_max = -(-(-(-atoms_per_split // unit)) // self.warps_k) * unit
+        return min(seq_max, depth)
+
+    def direct_smem_bytes(self, atoms_per_split: int, rows: int, group: int, zero: bool, bits: int = 4) -> int:
         """Shared memory of one direct-pipeline launch: ``rows`` stored token rows of an ``atoms_per_split``-atom
         range (must equal DirectSmem<Cfg> in gemm_wna16_direct.cuh): padded x rows, group scales (+ zero terms),
         fp32 window sums and x scales [windows][bt], the K-warps' reduction scratch."""
@@ -256,6 +288,9 @@ class KernelChoice:
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
         used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + 2 * windows * self.bt * 4 + red
+        pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
+        if pf:   # DirectSmem: the prefetch region after the reduction scratch, 16-byte aligned
+            used = -(-used // 16) * 16 + pf * self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
         # a cluster launch stages its fp32 partial tile (bt rows of block_n + 4 floats) over the region at the end
         return max(used, self.bt * (self.block_n + 4) * 4) if self.cluster else used
 
@@ -577,7 +612,7 @@ def _direct_candidates(bucket: int, arch: str = ""):
 
 
 def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: ArchInfo, blocks_per_sm: int,
-                         group: int = 0, zero: bool = False, smem_limit: int = 0) -> Tuple[int, int]:
+                         group: int = 0, zero: bool = False, smem_limit: int = 0, bits: int = 4) -> Tuple[int, int]:
     """(splits, atoms per split) for the direct kernel.  A split's range is a whole number of units per K-warp (every
     K-warp of every block streams the same bytes), at most atoms_k atoms, and its shared memory (min(m, bt) stored x
     rows of the range: direct_smem_bytes) fits ``smem_limit`` (default: a block's opt-in maximum less 1 KB of static
@@ -599,13 +634,13 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
         if per is None:
             raise ValueError(f"kernel choice {choice.short()} cannot cover K={k} with {choice.cluster} splits of at "
                              f"most {cap} atoms")
-        smem = choice.direct_smem_bytes(per, rows, group, zero)
+        smem = choice.direct_smem_bytes(per, rows, group, zero, bits)
         if smem > limit:
             raise ValueError(f"kernel choice {choice.short()} needs {smem} bytes of shared memory for a "
                              f"{per}-atom K range of {rows} token rows; a block may take {limit}")
         return choice.cluster, per
     forced = env_int("HUMMING_DEBUG_SPLITS", 0, 1, 256)
-    smallest = choice.direct_smem_bytes(quantum, rows, group, zero)
+    smallest = choice.direct_smem_bytes(quantum, rows, group, zero, bits)
     if smallest > limit:
         raise ValueError(f"kernel choice {choice.short()} needs {smallest} bytes of shared memory for its smallest K "
                          f"range ({quantum} atoms, {rows} token rows, group {group}); a block may take {limit}: "
@@ -613,7 +648,7 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
     best = None
     for per in range(quantum, max(quantum, min(cap, -(-k_atoms // quantum) * quantum)) + 1, quantum):
         splits = -(-k_atoms // per)
-        smem = choice.direct_smem_bytes(per, rows, group, zero)
+        smem = choice.direct_smem_bytes(per, rows, group, zero, bits)
         if smem > limit:
             continue
         bps = max(1, min(blocks_per_sm, info.smem_per_sm // (smem + 1024)))

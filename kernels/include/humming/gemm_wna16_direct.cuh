@@ -125,6 +125,46 @@ template <class Cfg> struct DirectPlan {
   static_assert(kBody % Cfg::kStages == 0 && kBody % kUnitAtoms == 0, "unit atoms are 1, 2 or 4");
 };
 
+// Smem prefetch of the weights (EXPERIMENT, HUMMING_DEBUG_DEFINES=HUMMING_DIRECT_SMEM_PREFETCH=B): each warp copies
+// the first positions of its atom sequence (DirectWeightStream) into shared memory with cp.async BEFORE
+// griddepcontrol.wait -- up to B bytes per block, whole units --, and the main loop reads them from there before the
+// register ring takes over.  The point: a grid small enough that the next PDL launch's blocks are resident beside it
+// (at most half of an SM's registers / shared memory) streams its weights while this grid does its math, so the
+// weight stream of consecutive GEMMs does not stop at every kernel boundary.  Positions past the sequence load zeros.
+// With HUMMING_DIRECT_SMEM_RING as well, the region is a warp-private ring of kMaxPos positions for the WHOLE
+// sequence: each consumed slot is refilled (cp.async, one commit group per position) with the position kMaxPos ahead,
+// so every byte goes through shared memory and kMaxPos positions stay in flight per warp; the register ring is unused.
+template <class Cfg> struct DirectPrefetch {
+#ifdef HUMMING_DIRECT_SMEM_PREFETCH
+  static constexpr int kBudget = HUMMING_DIRECT_SMEM_PREFETCH;
+#else
+  static constexpr int kBudget = 0;
+#endif
+#ifdef HUMMING_DIRECT_SMEM_RING
+  static constexpr bool kRing = kBudget > 0;
+#else
+  static constexpr bool kRing = false;
+#endif
+  static constexpr bool kOn = kBudget > 0;
+  static constexpr int kU = DirectPlan<Cfg>::kUnitAtoms;
+  // bytes of one sequence position (kTilesM atoms) of every warp of the block
+  static constexpr int kPerPos = Cfg::kWarpsN * Cfg::kWarpsK * Cfg::kTilesM * Cfg::kAtomWords * 4;
+  static constexpr int kMaxPos = kBudget / kPerPos / kU * kU;
+  static_assert(!kRing || kMaxPos >= kU, "HUMMING_DIRECT_SMEM_RING: the budget holds less than one unit per warp");
+  // positions staged per warp for a K range of atoms_per_split atoms (the ring: always its depth)
+  HUMMING_DEVICE static int positions(int atoms_per_split) {
+    if constexpr (!kOn) {
+      (void)atoms_per_split;
+      return 0;
+    } else if constexpr (kRing) {
+      return kMaxPos;
+    } else {
+      const int seq_max = ceil_div(ceil_div(atoms_per_split, kU), Cfg::kWarpsK) * kU;
+      return min(seq_max, kMaxPos);
+    }
+  }
+};
+
 // Shared-memory plan, per launch (the range and the stored rows are launch parameters):
 //   [x rows: rows x (range + 8) T][group scales: groups x kBN T][zero terms: same][window sums: windows x kBT fp32]
 //   [K-warp reduction scratch]
@@ -144,7 +184,13 @@ template <class Cfg> struct DirectSmem {
     // the windows' x scales 2^-sh [windows][kBT] (read only when Plan::kX16; reserved always, a few hundred bytes,
     // so that the host's mirror -- KernelChoice.direct_smem_bytes -- needs no format)
     off_red = off_xinv + windows * Cfg::kBT * 4;
+    // the K-warps' reduction scratch (WarpAccumulators::reduce_k), then the weight prefetch region
+    // (DirectPrefetch: [warp][position][tile][kAtomWords] words, 16-byte aligned)
+    off_pf = (off_red + (Cfg::kWarpsK - 1) * Cfg::kWarpsN * 32 * Cfg::kTilesM * Cfg::kTokenGroups * 16 + 15) & ~15;
+    pf = DirectPrefetch<Cfg>::positions(range_cols / 64);
+    bytes = off_pf + pf * DirectPrefetch<Cfg>::kPerPos;
   }
+  int off_pf, pf, bytes;
 };
 
 // Fold the raw partial sums `part` of window / group `wi` (index in the block's range) into acc:
@@ -365,6 +411,30 @@ template <class Cfg> struct DirectWeightStream {
         for (int j = 0; j < kBits; ++j) dst[tm][j] = 0u;
       }
     }
+    advance<kPos>();
+  }
+
+  // Copy position i's kTilesM atoms, as laid out in global memory, to shared memory at dst (kTilesM x kAtomWords
+  // words; 16-byte cp.async pieces spread over the lanes, zero-filled where load_next would load zeros) and step to
+  // i + 1.  The caller commits; a lane later reads its words back with load_atom_words (after the group's wait and a
+  // barrier: the pieces were copied by other lanes).
+  template <int kPos> HUMMING_DEVICE void copy_next_async(uint32_t* dst, const uint32_t* safe_src) {
+    const bool ok = i < n_seq && al < al_end;
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm) {
+      const bool valid = ok && row_ok[tm];
+#pragma unroll
+      for (int c = 0; c < ceil_div(kAtomWords / 4, 32); ++c) {
+        const int piece = lane + 32 * c;
+        if (piece < kAtomWords / 4)
+          copy16_async(dst + tm * kAtomWords + 4 * piece, valid ? ptr + tm * kAtomWords + 4 * piece : safe_src, valid);
+      }
+    }
+    advance<kPos>();
+  }
+
+ private:
+  template <int kPos> HUMMING_DEVICE void advance() {
     // the next atom of the unit, or the first atom of this warp's next unit
     constexpr int kStep = kPos == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
     ++i;
@@ -778,11 +848,26 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, wk, n_atom0 + wn * kTilesM, n_atoms, lane);
   uint32_t ring[kDepth][kTilesM][kBits];
 
-  // ---- 1: the first kDepth atoms, then the range's scales / zero terms (weights: safe before the grid wait)
-  static_for<kDepth>([&](auto d_) {
-    constexpr int d = decltype(d_)::value;
-    stream.template load_next<d % kU>(ring[d]);
-  });
+  // ---- 1: (experiment, DirectPrefetch) the first L.pf positions into shared memory, then the next kDepth atoms into
+  //         the register ring (not with the smem ring), then the range's scales / zero terms (weights: safe before
+  //         the grid wait)
+  using Pf = DirectPrefetch<Cfg>;
+  uint32_t* spf = reinterpret_cast<uint32_t*>(smem + L.off_pf) + warp * L.pf * kTilesM * Cfg::kAtomWords;
+  if constexpr (Pf::kOn) {
+#pragma unroll 1
+    for (int p = 0; p < L.pf; p += kU)
+      static_for<kU>([&](auto u_) {
+        constexpr int u = decltype(u_)::value;
+        stream.template copy_next_async<u>(spf + (p + u) * kTilesM * Cfg::kAtomWords, w);
+        if constexpr (Pf::kRing) cp_async_commit();   // one group per position: the ring waits on them in order
+      });
+    if constexpr (!Pf::kRing) cp_async_commit();
+  }
+  if constexpr (!Pf::kRing)
+    static_for<kDepth>([&](auto d_) {
+      constexpr int d = decltype(d_)::value;
+      stream.template load_next<d % kU>(ring[d]);
+    });
   direct_copy_scales<Cfg>(reinterpret_cast<T*>(smem + L.off_s), reinterpret_cast<T*>(smem + L.off_z), gscale, gzero,
                           ka0, range_cols, n0, N16, K64);
   // ---- 2: activations (written by the previous kernel: only after the grid dependency wait)
@@ -877,6 +962,36 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   //         is never cut).
   DirectMath<Cfg> math(wn, wk, lane, smem, L, rows);
   int al = wk * kU;   // the math's atom column (position i of the sequence)
+  // positions read from the prefetch region (the smem ring: all of them)
+  const int pf_n = !Pf::kOn ? 0 : Pf::kRing ? n_seq : min(L.pf, n_seq);
+  if constexpr (Pf::kOn) {
+    // (the x staging's cp_async_wait<0> and barrier above covered the prefetched groups)
+    int slot = 0;
+#pragma unroll 2
+    for (int p = 0; p < pf_n; p += kU)
+      static_for<kU>([&](auto u_) {
+        constexpr int u = decltype(u_)::value;
+        uint32_t* at = spf + slot * kTilesM * Cfg::kAtomWords;
+        uint32_t cur[kTilesM][kBits];
+        if constexpr (Pf::kRing) {
+          // position p + u was committed kMaxPos - 1 groups ago (one group per refill since)
+          cp_async_wait<Pf::kMaxPos - 1>();
+          __syncwarp();   // its pieces were copied by the warp's lanes
+        }
+#pragma unroll
+        for (int tm = 0; tm < kTilesM; ++tm) load_atom_words<kBits>(cur[tm], at + tm * Cfg::kAtomWords, lane);
+        if constexpr (Pf::kRing) {
+          __syncwarp();   // every lane has read the slot before it is overwritten
+          stream.template copy_next_async<u>(at, w);   // position p + u + kMaxPos (zeros past the sequence)
+          cp_async_commit();
+          slot = slot + 1 == Pf::kMaxPos ? 0 : slot + 1;
+        } else {
+          ++slot;
+        }
+        math.template atom<u>(cur, al);
+        al += u == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
+      });
+  }
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
 #ifdef HUMMING_REFILL_AFTER_MATH
@@ -892,7 +1007,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
 #endif
     al += d % kU == kU - 1 ? 1 + (Cfg::kWarpsK - 1) * kU : 1;
   };
-  int i0 = 0;
+  int i0 = pf_n;
 #pragma unroll 1
   for (; i0 + Plan::kBody <= n_seq; i0 += Plan::kBody) static_for<Plan::kBody>(step);
   static_for<Plan::kBody - 1>([&](auto d_) {
