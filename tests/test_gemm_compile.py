@@ -455,3 +455,40 @@ def test_x16_choice_is_the_direct_mma_sync_kernel():
     assert x16_sibling(KernelChoice.parse("bt8_wn4_tm2_wk1_ak2_s4")) is None
     with pytest.raises(ValueError, match="x16"):
         KernelChoice.parse("bt8_wn8_tm1_wk1_ak256_s4_x16_direct_wgmma")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "sm_100a", "sm_120a"])
+def test_smem_prefetch_choice_compiles(arch, cache_dir, monkeypatch):
+    """KernelChoice.pf / pf_ring (weights copied to shared memory before the grid wait; the whole stream through a
+    warp-private smem ring): the short names round-trip, the instantiation carries its macros and its own kernel name,
+    it compiles, the host's shared-memory mirror counts the region, and a conflicting HUMMING_DEBUG_DEFINES is refused
+    by name."""
+    from vllm_humming.ops.gemm import DescError
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    plain = KernelChoice.parse("bt8_wn3_tm1_wk4_ak64_s4_x16_direct")
+    pf = KernelChoice.parse("bt8_wn3_tm1_wk4_ak64_s4_pf72_x16_direct")
+    ring = KernelChoice.parse("bt8_wn3_tm1_wk4_ak64_s4_pfr64_direct")
+    assert (pf.pf, pf.pf_ring, ring.pf, ring.pf_ring) == (72, False, 64, True)
+    for c in (pf, ring):
+        assert KernelChoice.parse(c.short()) == c
+    # 48 rows x 4096 columns (64 atoms, 16 per K-warp): 12 positions of 12 warps x 512 bytes fit 72 KB (the other
+    # four stay in the register ring); the ring holds 10 (5 units of g128) whatever the range
+    assert pf.direct_prefetch_atoms(64, 4, 128) == 12 and ring.direct_prefetch_atoms(64, 4, 128) == 10
+    assert ring.direct_prefetch_atoms(8, 4, 128) == 10
+    assert pf.direct_smem_bytes(64, 1, 128, False, 4) - plain.direct_smem_bytes(64, 1, 128, False, 4) >= 12 * 12 * 512
+    specs = [_spec(fp, c, torch.bfloat16, arch) for c in (plain, pf, ring)]
+    assert "HUMMING_DIRECT_SMEM_PREFETCH" not in specs[0].source
+    assert f"#define HUMMING_DIRECT_SMEM_PREFETCH {72 * 1024}" in specs[1].source
+    assert "HUMMING_DIRECT_SMEM_RING" in specs[2].source and "HUMMING_DIRECT_SMEM_RING" not in specs[1].source
+    assert len({s.name for s in specs}) == 3
+    assert all(len(a.cubin) > 1000 for a in compile_many(specs))
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_DIRECT_SMEM_PREFETCH=8192")
+    with pytest.raises(DescError, match="_pf"):
+        _spec(fp, pf, torch.bfloat16, arch)
+    for bad in ("bt8_wn8_tm1_wk1_ak256_s4_pf72_direct_wgmma", "bt8_wn4_tm2_wk1_ak2_s4_pf72",
+                "bt8_wn3_tm1_wk4_ak64_s4_pf400_direct"):
+        with pytest.raises(ValueError, match="pf"):
+            KernelChoice.parse(bad)

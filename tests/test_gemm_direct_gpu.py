@@ -257,6 +257,40 @@ def test_direct_smem_prefetch_experiment(choice, budget, monkeypatch):
         assert ((y1.float() - ref).norm() / ref.norm()).item() < 1.2e-2
 
 
+@pytest.mark.skipif(not _wgmma_ok(), reason="the prefetch plan serves sm_90a layers (H100/H200)")
+def test_smem_prefetch_defaults(monkeypatch):
+    """What the heuristics launch at 1-2 tokens on small 4-bit layers (heuristics.smem_prefetch_decode_choice: one
+    block of 16-48 rows per SM, its weights copied to shared memory before the grid wait, the x16 twin for bf16) and
+    at 3 tokens (the bucket's wgmma choice): against the fp32 reference with bias, NaN-poisoned outputs, two calls
+    bit-identical, and a CUDA graph of the layer equal to its eager calls -- K tails, odd N, zero points, fp16."""
+    monkeypatch.delenv("HUMMING_SMEM_PREFETCH", raising=False)
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    for desc, n, k, dtype in [("w:uint4b8,s:g128:bfloat16", 6144, 4096, torch.bfloat16),
+                              ("w:uint4b8,s:g128:float16", 4096, 4096, torch.float16),
+                              ("w:uint4,s:g64:bfloat16,zp:int", 2000, 4032, torch.bfloat16),
+                              ("w:uint4b8,s:g128:bfloat16", 5000, 2048, torch.bfloat16),
+                              ("w:int4,s:channel:bfloat16", 3000, 4096, torch.bfloat16)]:
+        w = torch.randn(n, k, device="cuda") * 0.05
+        qw = quantize_weight(w, WeightDesc.parse(desc), name="pf_default", bias=torch.randn(n, device="cuda"))
+        layer = GemmLayer(qw, None, dtype)
+        for m in (1, 2, 3):
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            ref = reference_gemm(x.float(), qw)
+            outs = []
+            for _ in range(2):
+                out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+                outs.append(layer(x, out=out))
+            torch.cuda.synchronize()
+            chosen = layer.plan_info[m]["choice"]
+            assert ("_pf72" in chosen) == (m <= 2), (desc, n, k, m, chosen)
+            assert not torch.isnan(outs[0]).any(), f"{desc} {chosen} M={m}: unwritten or NaN outputs"
+            rel = ((outs[0].float() - ref).norm() / ref.norm()).item()
+            assert rel < 1.2e-2, f"{desc} {chosen} {n}x{k} M={m}: rel err {rel:.3e}"
+            assert torch.equal(outs[0], outs[1]), f"{desc} {chosen} M={m}: two calls differ"
+            if m == 1:
+                _assert_graph_replays_match_eager(layer, x)
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("m", [1, 5, 8])
 def test_splitk_8_token_ticket(m, monkeypatch):

@@ -244,14 +244,16 @@ def format_choice(arch: str, bucket: int, fp: FormatParams, n: int, k: int, sms:
                          float_family=fp.family == "float")
 
 
-def format_alternatives(choice: KernelChoice, arch: str, fp: FormatParams,
-                        dtype: torch.dtype) -> List[Tuple[str, KernelChoice]]:
-    """heuristics.plan_alternatives of a bucket's choice that can serve this format and dtype on this arch (the x16
-    twin only where x16_applies) and whose stages fit shared memory for it -- what layer_kernel_specs compiles and
-    GemmLayer's plan may launch."""
-    limit = arch_info(arch).smem_per_block
-    return [(tag, alt) for tag, alt in plan_alternatives(choice, fp.bits)
-            if (tag != "x16" or x16_applies(arch, fp, dtype)) and stage_smem(alt, fp) <= limit]
+def format_alternatives(choice: KernelChoice, arch: str, fp: FormatParams, dtype: torch.dtype, n: int = 0, k: int = 0,
+                        sms: int = 0) -> List[Tuple[str, KernelChoice]]:
+    """heuristics.plan_alternatives of a bucket's choice for an N x K layer (on ``sms`` SMs; 0 = the arch's) that can
+    serve this format and dtype on this arch (the x16 twins only where x16_applies) and whose stages fit shared
+    memory for it -- what layer_kernel_specs compiles and GemmLayer's plan may launch."""
+    info = arch_info(arch, sms)
+    alts = plan_alternatives(choice, fp.bits, n=n, k=k, group=fp.group, float_family=fp.family == "float",
+                             sms=info.sms)
+    return [(tag, alt) for tag, alt in alts
+            if (not tag.endswith("x16") or x16_applies(arch, fp, dtype)) and stage_smem(alt, fp) <= info.smem_per_block]
 
 
 def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype,
@@ -283,6 +285,8 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype,
             targs, tag = f"<Cfg, {choice.cluster}>", f"wna16directc{choice.cluster}"
         if choice.x16:       # bf16 activations staged as fp16 (KernelChoice.x16): a macro of this instantiation
             tag += "x16"
+        if choice.pf:        # weights prefetched to shared memory (KernelChoice.pf): macros of this instantiation
+            tag += f"pf{'r' if choice.pf_ring else ''}{choice.pf}"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
         if choice.tma_x:      # gemm_wna16<Cfg, kStreamK, 0, kTmaX>: + the tensor map of x, by value
@@ -304,6 +308,15 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype,
         # DirectPlan::kX16 (gemm_wna16_direct.cuh) for this instantiation; formats it does not apply to (not 4-bit
         # integer codes, fp16 activations) compile the plain kernel, and the layer never launches those
         macros.append(("HUMMING_BF16_AS_FP16", "1"))
+    if choice.pf:
+        # DirectPrefetch (gemm_wna16_direct.cuh): the budget in bytes, and the ring mode
+        if any(name.startswith("HUMMING_DIRECT_SMEM_") for name, _ in macros):
+            raise DescError(f"kernel choice {choice.short()} sets its own shared-memory prefetch; drop "
+                            "HUMMING_DIRECT_SMEM_PREFETCH / _RING from HUMMING_DEBUG_DEFINES (they are for choices "
+                            "without _pf)")
+        macros.append(("HUMMING_DIRECT_SMEM_PREFETCH", str(choice.pf * 1024)))
+        if choice.pf_ring:
+            macros.append(("HUMMING_DIRECT_SMEM_RING", "1"))
     defines = "".join(f"#define {name} {value}\n" for name, value in macros)
     # HUMMING_DEBUG_MIN_BLOCKS=N (experiments): __launch_bounds__ minimum resident blocks, i.e. a register budget
     min_blocks = os.environ.get("HUMMING_DEBUG_MIN_BLOCKS", "").strip()
@@ -414,7 +427,7 @@ def layer_kernel_specs(desc_str: str, n: int, k: int, arch: str, dtype: torch.dt
         lo = b + 1
         c = format_choice(arch, b, fp, n, k)
         # (+ what _plan may launch: the alternatives whose stages fit shared memory, as GemmLayer._alternatives)
-        for c in [c] + [alt for _, alt in format_alternatives(c, arch, fp, dtype)]:
+        for c in [c] + [alt for _, alt in format_alternatives(c, arch, fp, dtype, n, k)]:
             if c in seen:
                 continue
             seen.add(c)
@@ -452,7 +465,8 @@ class OfflinePlanner:
             from ..jit import compile_kernel
 
             base = self.choice(bucket)
-            choice = dict(format_alternatives(base, self.arch, self.fp, self.dtype))[tag] if tag else base
+            choice = dict(format_alternatives(base, self.arch, self.fp, self.dtype, self.n, self.k,
+                                              self.info.sms))[tag] if tag else base
             art = compile_kernel(_spec(self.fp, choice, self.dtype, self.arch, str(self.desc)),
                                  cache_dir=self._cache_dir)
             regs, static_smem = self._cubin_resources(art.cubin, art.name)
@@ -463,7 +477,8 @@ class OfflinePlanner:
         if m >= self.prefill_m:
             return None
         bucket = m_bucket(m)
-        alts = tuple(tag for tag, _ in format_alternatives(self.choice(bucket), self.arch, self.fp, self.dtype))
+        alts = tuple(tag for tag, _ in format_alternatives(self.choice(bucket), self.arch, self.fp, self.dtype, self.n,
+                                                           self.k, self.info.sms))
         return plan_launches(m, self.n16, self.k64, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info,
                              lambda tag: self.fit(bucket, tag), alts)
 
@@ -684,7 +699,7 @@ class GemmLayer:
         name), and only those that fit shared memory for this layer's format."""
         if choice in self._forced.values():
             return []
-        return format_alternatives(choice, self.arch, self.fp, self.dtype)
+        return format_alternatives(choice, self.arch, self.fp, self.dtype, self.n, self.k, self.info.sms)
 
     def _stage_smem(self, choice: KernelChoice) -> int:
         """Dynamic shared memory of a choice for this layer's format (KernelChoice.smem_bytes)."""

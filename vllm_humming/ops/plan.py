@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (X16_MAX_M, ArchInfo, KernelChoice, choose_direct_splits, choose_splits,
+from ..tuning.heuristics import (SMEM_PF_MAX_M, X16_MAX_M, ArchInfo, KernelChoice, choose_direct_splits, choose_splits,
                                  dp_tail_applies, dp_tail_split, env_int, plan_row_waves, sibling_head_split,
                                  split_grid_on_wave_cliff, splits_of)
 
@@ -165,18 +165,20 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     return r
 
 
-def pdl_early_release(blocks: int, slots: int) -> bool:
+def pdl_early_release(blocks: int, slots: int, prefetch: bool = False) -> bool:
     """Whether a cp.async GEMM grid releases the next PDL launch right after its own griddepcontrol.wait instead of
     after its main loop (gemm_wna16.cuh, kFlagPdlEarlyRelease): when the grid fills at least 80 % of the resident
     block slots.  H200, int4 M=1 (results/h200-2026-11-30-s7/): 28672x4096 (896 blocks / 924 slots) 25.4 -> 22.9 us,
     6144x4096 (768 / 924) 9.6 -> 8.8 us, but 4096x14336 (512 / 924) 14.2 -> 16.8 us -- the early blocks of the next
-    grid wait on the free slots beside this grid's warps.  $HUMMING_PDL_EARLY_RELEASE = 0 / 1 overrides (experiments)."""
+    grid wait on the free slots beside this grid's warps.  ``prefetch``: a grid of KernelChoice.pf blocks always
+    releases early -- the next launch's blocks prefetch their weights beside it, the point of that choice.
+    $HUMMING_PDL_EARLY_RELEASE = 0 / 1 overrides (experiments)."""
     v = os.environ.get("HUMMING_PDL_EARLY_RELEASE", "auto").strip()
     if v not in ("auto", "0", "1"):
         raise DescError(f"HUMMING_PDL_EARLY_RELEASE must be auto, 0 or 1, got {v!r}")
     if v != "auto":
         return v == "1"
-    return 5 * blocks >= 4 * slots
+    return prefetch or 5 * blocks >= 4 * slots
 
 
 def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: int, info: ArchInfo,
@@ -217,6 +219,15 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         # 1-2 tokens of bf16 activations: staged as fp16 for the one-shift int4 decode (heuristics.x16_sibling)
         bk, tag = fit("x16"), "x16"
         c = bk.choice
+    if m <= SMEM_PF_MAX_M:
+        # 1-2 tokens on a layer small enough to stream its weights into shared memory before the grid wait
+        # (heuristics.smem_prefetch_decode_choice), its x16 twin where the layer allows it
+        for t in ("smem_pf_x16", "smem_pf"):
+            if t in alts:
+                bk, tag = fit(t), t
+                c = bk.choice
+                n_tiles = -(-n16 // c.block_n)
+                break
     smem = bk.smem
     slots = info.sms * bk.blocks_per_sm
     dp_tail = None
@@ -279,7 +290,7 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         c_ = f.choice
         flags = 0
         if not c_.bulk and (c_.direct or not c_.wgmma) and not c_.stream_k and \
-                pdl_early_release(grid_[0] * grid_[1] * grid_[2], slots):
+                pdl_early_release(grid_[0] * grid_[1] * grid_[2], slots, prefetch=c_.pf > 0):
             flags |= FLAG_PDL_EARLY_RELEASE
         reducers = splitk_reducers(c_, grid_[0] * grid_[1], grid_[2], slots)   # 1 unless split-K
         flags |= reducers << FLAG_REDUCERS_SHIFT

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
-           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "plan_alternatives", "plan_row_waves",
+           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "SMEM_PF_MAX_M", "plan_alternatives", "plan_row_waves",
            "split_grid_on_wave_cliff",
            "all_choices"]
 
@@ -96,6 +96,14 @@ class KernelChoice:
     # (plan_alternatives: the layer's plan launches it from X16_MAX_M tokens down).  Any other format, or fp16
     # activations (which decode that way anyway), compile the plain kernel.  Short name: "_x16" before the pipeline.
     x16: bool = False
+    # direct mma.sync only: KB of each block's shared memory that receive its warps' first weight atoms (whole scale
+    # units), copied with cp.async BEFORE griddepcontrol.wait; the main loop reads them from there, then the register
+    # ring takes over (gemm_wna16_direct.cuh, DirectPrefetch).  A grid that leaves half of every SM free lets the next
+    # PDL launch's blocks sit beside it and stream their weights while it computes.  pf_ring: the whole stream goes
+    # through a warp-private shared-memory ring of that size instead (every consumed slot refilled with the atom one
+    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.
+    pf: int = 0
+    pf_ring: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -127,6 +135,9 @@ class KernelChoice:
         if self.x16 and not (self.direct and not self.wgmma):
             raise ValueError("KernelChoice.x16 (bf16 activations staged as fp16 for the one-shift int4 decode) applies "
                              f"to the direct mma.sync kernel, got {self.short()}")
+        if (self.pf or self.pf_ring) and not (self.direct and not self.wgmma and 0 < self.pf <= 200):
+            raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait) applies to the "
+                             f"direct mma.sync kernel, 1..200 KB per block, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -259,13 +270,13 @@ class KernelChoice:
     def direct_prefetch_atoms(self, atoms_per_split: int, bits: int, group: int) -> int:
         """Positions of each warp's atom sequence staged in shared memory before the grid wait (the
         HUMMING_DIRECT_SMEM_PREFETCH experiment; gemm_wna16_direct.cuh, direct_prefetch_atoms): 0 by default."""
-        budget = direct_smem_prefetch_bytes()
+        budget = self.pf * 1024 if self.pf else direct_smem_prefetch_bytes()
         if not budget or self.wgmma:
             return 0
         unit = direct_unit_atoms(group)
         per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
         depth = budget // per_pos // unit * unit
-        if direct_smem_ring():   # DirectPrefetch::kRing: the ring's depth, whatever the range
+        if self.pf_ring if self.pf else direct_smem_ring():   # DirectPrefetch::kRing: the ring's depth
             return depth
         seq_max = -(-(-(-atoms_per_split // unit)) // self.warps_k) * unit
         return min(seq_max, depth)
@@ -313,6 +324,11 @@ class KernelChoice:
         x16 = bool(parts) and parts[-1] == "x16"
         if x16:
             parts = parts[:-1]
+        pf, pf_ring = 0, False
+        if parts and parts[-1].startswith("pf") and parts[-1].lstrip("pfr").isdigit():
+            pf_ring = parts[-1].startswith("pfr")
+            pf = int(parts[-1].lstrip("pfr"))
+            parts = parts[:-1]
         cluster = 0
         if parts and parts[-1].startswith("c") and parts[-1][1:].isdigit():
             cluster = int(parts[-1][1:])
@@ -328,13 +344,14 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k, cluster, tma_x, x16)
+                       stream_k, cluster, tma_x, x16, pf, pf_ring)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
     def short(self) -> str:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
         return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "")
+                + (f"_pf{'r' if self.pf_ring else ''}{self.pf}" if self.pf else "")
                 + ("_x16" if self.x16 else "") + ("_tma" if self.tma_x else "")
                 + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
@@ -449,10 +466,18 @@ def x16_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
 X16_MAX_M = 2
 
 
-def plan_alternatives(choice: "KernelChoice", bits: int = 0) -> List[Tuple[str, "KernelChoice"]]:
+# up to this many tokens the plan launches the shared-memory prefetch choice where the layer has one (the x rows of
+# more tokens push a block past half of an SM's shared memory at K = 4096)
+SMEM_PF_MAX_M = 2
+
+
+def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int = 0, group: int = 0,
+                      float_family: bool = False, sms: int = 0) -> List[Tuple[str, "KernelChoice"]]:
     """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
     GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin), and
-    ("x16", x16_sibling) at M <= X16_MAX_M.  Every alternative is compiled with the bucket's choice (specs, prewarm,
+    ("x16", x16_sibling) at M <= X16_MAX_M; for the 8-token wgmma decode choice of a layer that has one (``n``,
+    ``k``, ``group``, ``float_family``, ``sms``: the layer), ("smem_pf", smem_prefetch_decode_choice) and its x16 twin
+    ("smem_pf_x16") at M <= SMEM_PF_MAX_M.  Every alternative is compiled with the bucket's choice (specs, prewarm,
     strict no-JIT mode, CI's all_choices).  ``bits`` (0 = not known): 8-bit codes get no wide-rows sibling -- its
     three warpgroups' 8-bit fragments run out of registers, and ptxas serializes its wgmmas ("insufficient register
     resources", C7510: int8 / e5m2 with channel scales, session 27's compile matrix; with group scales its stages do
@@ -463,6 +488,10 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0) -> List[Tuple[str, 
                      ("x16", x16_sibling(choice))):
         if alt is not None:
             out.append((tag, alt))
+    if choice.direct and choice.wgmma and choice.bt == 8:
+        pf = smem_prefetch_decode_choice(n, k, bits, group, float_family, sms)
+        if pf is not None:
+            out += [("smem_pf", pf), ("smem_pf_x16", dataclasses.replace(pf, x16=True))]
     return out
 
 
@@ -653,7 +682,14 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
             continue
         bps = max(1, min(blocks_per_sm, info.smem_per_sm // (smem + 1024)))
         waves = -(-(n_tiles * m_tiles * splits) // (info.sms * bps))
-        cost = (abs(splits - forced), 0) if forced else (waves * (per // choice.warps_k + 4), splits)
+        if forced:
+            cost = (abs(splits - forced), 0)
+        elif choice.pf:
+            # a prefetching grid wants one wave of few blocks (the next launch's blocks must fit beside it) and no
+            # split-K end: fewest waves, then fewest splits
+            cost = (waves, splits)
+        else:
+            cost = (waves * (per // choice.warps_k + 4), splits)
         if best is None or cost < best[0]:
             best = (cost, splits, per)
     return best[1], best[2]
@@ -687,6 +723,41 @@ def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
     (18432 rows in 224-row blocks are 83 blocks: a third of the SMs would idle)."""
     tiles = -(-n // block_rows)
     return tiles >= 0.9 * -(-tiles // max(1, sms)) * sms
+
+
+def smem_prefetch_enabled() -> bool:
+    """HUMMING_SMEM_PREFETCH (default 1; 0 turns it off): whether the decode heuristics pick the shared-memory prefetch
+    choices (KernelChoice.pf, smem_prefetch_decode_choice).  Forced choices with _pf run either way."""
+    v = os.environ.get("HUMMING_SMEM_PREFETCH", "1").strip()
+    if v not in ("0", "1"):
+        raise ValueError(f"HUMMING_SMEM_PREFETCH must be 0 or 1, got {v!r}")
+    return v == "1"
+
+
+# the shared memory a prefetching block copies its first weight atoms into (KernelChoice.pf), KB: with x, scales
+# and the K-warps' scratch a block stays under half of an sm_90 SM's 228 KB, so the next launch's block fits beside it
+SMEM_PREFETCH_KB = 72
+
+
+def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_family: bool,
+                                sms: int) -> Optional[KernelChoice]:
+    """The 1-8-token decode choice that copies each block's weights to shared memory before griddepcontrol.wait
+    (KernelChoice.pf), or None where it does not apply: 4-bit integer codes, K <= 4096, and at most 48 weight rows per
+    SM -- one block per SM of 16 x a rows (a = 1..3 atom rows, one tile per warp, 8-12 warps split along K), one K
+    split, so that the whole layer (<= 96 KB per SM at K = 4096) is in flight before the previous kernel finishes:
+    at most ~32 K registers and ~92 KB of shared memory per block, so the next PDL launch's block is resident beside it
+    and prefetches while this one computes (the plan releases the next launch early: ops/plan.py).  Measured on an
+    H100 (results/2026-12-05-s35/a): 6144x4096 int4 g128 M=1 6.3 us (x16) vs 7.8 for the wgmma default; the same
+    grid without the prefetch 9.5."""
+    if not smem_prefetch_enabled() or float_family or bits != 4 or not (0 < k <= 4096) or n <= 0 or sms <= 0:
+        return None
+    a = -(-n // (16 * sms))            # atom rows per block: the rows spread over the SMs
+    if a > 3:
+        return None
+    wk = 8 if a == 1 else 4            # 8-12 warps: enough loads in flight and math warps for the post-wait chain
+    if (k // 64) < wk * direct_unit_atoms(group):
+        return None
+    return KernelChoice(8, a, 1, wk, 64, 4, "direct", pf=SMEM_PREFETCH_KB)
 
 
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
