@@ -1250,4 +1250,12 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                                     seen.append(alt)
                             if c not in seen:
                                 seen.append(c)
+    # the shared-memory prefetch alternatives of 1-2 tokens exist per layer shape (one block of 16 / 32 / 48 rows per
+    # SM: smem_prefetch_decode_choice): the narrow layers that take each
+    for n in (2048, 4096, 6144):
+        for fam in fams:
+            c = choose_kernel(arch, 1, bits, group, zero, k=4096, n=n, float_family=fam)
+            for _, alt in plan_alternatives(c, bits, n=n, k=4096, group=group, float_family=fam, sms=info.sms):
+                if alt not in seen:
+                    seen.append(alt)
     return seen
