@@ -14,7 +14,7 @@ import torch
 from vllm_humming.desc import WeightDesc
 from vllm_humming.ops.gemm import GemmLayer
 from vllm_humming.reference import quantize_weight, reference_gemm
-from vllm_humming.tuning.heuristics import KernelChoice, m_bucket
+from vllm_humming.tuning.heuristics import SMEM_PF_MAX_M, KernelChoice, m_bucket
 
 from test_gemm_pipelines_gpu import _assert_graph_replays_match_eager
 from test_gemm_pipelines_gpu import _run as _run_checked
@@ -259,9 +259,9 @@ def test_direct_smem_prefetch_experiment(choice, budget, monkeypatch):
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="the prefetch plan serves sm_90a layers (H100/H200)")
 def test_smem_prefetch_defaults(monkeypatch):
-    """What the heuristics launch at 1-2 tokens on small 4-bit layers (heuristics.smem_prefetch_decode_choice: one
-    block of 16-48 rows per SM, its weights copied to shared memory before the grid wait, the x16 twin for bf16) and
-    at 3 tokens (the bucket's wgmma choice): against the fp32 reference with bias, NaN-poisoned outputs, two calls
+    """What the heuristics launch at 1 token (SMEM_PF_MAX_M) on small 4-bit layers
+    (heuristics.smem_prefetch_decode_choice: one block of 16-48 rows per SM, its weights copied to shared memory
+    before the grid wait, the x16 twin for bf16) and at 2-3 tokens (the bucket's wgmma choice): against the fp32 reference with bias, NaN-poisoned outputs, two calls
     bit-identical, and a CUDA graph of the layer equal to its eager calls -- K tails, odd N, zero points, fp16."""
     monkeypatch.delenv("HUMMING_SMEM_PREFETCH", raising=False)
     monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
@@ -282,7 +282,7 @@ def test_smem_prefetch_defaults(monkeypatch):
                 outs.append(layer(x, out=out))
             torch.cuda.synchronize()
             chosen = layer.plan_info[m]["choice"]
-            assert ("_pf72" in chosen) == (m <= 2), (desc, n, k, m, chosen)
+            assert ("_pf72" in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
             assert not torch.isnan(outs[0]).any(), f"{desc} {chosen} M={m}: unwritten or NaN outputs"
             rel = ((outs[0].float() - ref).norm() / ref.norm()).item()
             assert rel < 1.2e-2, f"{desc} {chosen} {n}x{k} M={m}: rel err {rel:.3e}"

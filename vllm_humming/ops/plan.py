@@ -220,7 +220,7 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         bk, tag = fit("x16"), "x16"
         c = bk.choice
     if m <= SMEM_PF_MAX_M:
-        # 1-2 tokens on a layer small enough to stream its weights into shared memory before the grid wait
+        # 1 token on a layer small enough to stream its weights into shared memory before the grid wait
         # (heuristics.smem_prefetch_decode_choice), its x16 twin where the layer allows it
         for t in ("smem_pf_x16", "smem_pf"):
             if t in alts:

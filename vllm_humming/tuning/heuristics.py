@@ -466,9 +466,10 @@ def x16_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
 X16_MAX_M = 2
 
 
-# up to this many tokens the plan launches the shared-memory prefetch choice where the layer has one (the x rows of
-# more tokens push a block past half of an SM's shared memory at K = 4096)
-SMEM_PF_MAX_M = 2
+# up to this many tokens the plan launches the shared-memory prefetch choice where the layer has one.  H100, int4
+# g128, same run (results/2026-12-05-s35/b/bench_pf{1,0}.log), us, prefetch vs the wgmma default: M=1 6144x4096 6.34 vs
+# 7.62, 4096x4096 5.72 vs 6.84, 2048x4096 4.86 vs 5.84; M=2 9.00 vs 7.68, 7.72 vs 6.82, 5.91 vs 5.88 (the x16 twin)
+SMEM_PF_MAX_M = 1
 
 
 def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int = 0, group: int = 0,
@@ -741,14 +742,14 @@ SMEM_PREFETCH_KB = 72
 
 def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_family: bool,
                                 sms: int) -> Optional[KernelChoice]:
-    """The 1-8-token decode choice that copies each block's weights to shared memory before griddepcontrol.wait
-    (KernelChoice.pf), or None where it does not apply: 4-bit integer codes, K <= 4096, and at most 48 weight rows per
+    """The one-token decode choice (SMEM_PF_MAX_M) that copies each block's weights to shared memory before
+    griddepcontrol.wait (KernelChoice.pf), or None where it does not apply: 4-bit integer codes, K <= 4096, and at most 48 weight rows per
     SM -- one block per SM of 16 x a rows (a = 1..3 atom rows, one tile per warp, 8-12 warps split along K), one K
     split, so that the whole layer (<= 96 KB per SM at K = 4096) is in flight before the previous kernel finishes:
     at most ~32 K registers and ~92 KB of shared memory per block, so the next PDL launch's block is resident beside it
     and prefetches while this one computes (the plan releases the next launch early: ops/plan.py).  Measured on an
     H100 (results/2026-12-05-s35/a): 6144x4096 int4 g128 M=1 6.3 us (x16) vs 7.8 for the wgmma default; the same
-    grid without the prefetch 9.5."""
+    grid without the prefetch 9.5 (and SMEM_PF_MAX_M for the bench of 16 / 32 / 48-row blocks)."""
     if not smem_prefetch_enabled() or float_family or bits != 4 or not (0 < k <= 4096) or n <= 0 or sms <= 0:
         return None
     a = -(-n // (16 * sms))            # atom rows per block: the rows spread over the SMs
@@ -1250,7 +1251,7 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                                     seen.append(alt)
                             if c not in seen:
                                 seen.append(c)
-    # the shared-memory prefetch alternatives of 1-2 tokens exist per layer shape (one block of 16 / 32 / 48 rows per
+    # the shared-memory prefetch alternatives of one token exist per layer shape (one block of 16 / 32 / 48 rows per
     # SM: smem_prefetch_decode_choice): the narrow layers that take each
     for n in (2048, 4096, 6144):
         for fam in fams:
