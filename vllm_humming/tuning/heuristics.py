@@ -26,29 +26,34 @@ PIPELINES = ("cp_async", "bulk", "direct")
 MMAS = ("sync", "wgmma")
 
 
+def _debug_define(name: str) -> Optional[str]:
+    """The value of macro ``name`` in HUMMING_DEBUG_DEFINES ("1" for a bare name; ops/gemm.py debug_defines checks
+    the syntax when a kernel is generated), or None when it is not named."""
+    for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","):
+        key, eq, value = d.partition("=")
+        if key.strip() == name:
+            return value.strip() if eq else "1"
+    return None
+
+
 def wg_windows_experiment() -> bool:
     """HUMMING_DEBUG_DEFINES names HUMMING_WG_WINDOWS: the direct wgmma kernels run the accumulator-side windows
     experiment (gemm_wna16_direct.cuh, DirectWgmmaWindowMath), whose shared-memory layout differs."""
-    names = (d.split("=")[0].strip() for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","))
-    return "HUMMING_WG_WINDOWS" in names
+    return _debug_define("HUMMING_WG_WINDOWS") is not None
 
 
 def direct_smem_prefetch_bytes() -> int:
     """HUMMING_DEBUG_DEFINES=HUMMING_DIRECT_SMEM_PREFETCH=B (experiment): the direct mma.sync kernel copies up to B
     bytes per block of its warps' first weight atoms to shared memory before griddepcontrol.wait
-    (gemm_wna16_direct.cuh, direct_prefetch_atoms); 0 when unset."""
-    for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","):
-        name, _, value = d.partition("=")
-        if name.strip() == "HUMMING_DIRECT_SMEM_PREFETCH":
-            return int(value.strip() or "1")
-    return 0
+    (gemm_wna16_direct.cuh, DirectPrefetch); 0 when unset."""
+    v = _debug_define("HUMMING_DIRECT_SMEM_PREFETCH")
+    return int(v) if v and v.lstrip("-").isdigit() else 0
 
 
 def direct_smem_ring() -> bool:
     """HUMMING_DEBUG_DEFINES names HUMMING_DIRECT_SMEM_RING (experiment, with HUMMING_DIRECT_SMEM_PREFETCH): the whole
     weight stream of the direct mma.sync kernel goes through a warp-private shared-memory ring of the budget's depth."""
-    names = (d.split("=")[0].strip() for d in os.environ.get("HUMMING_DEBUG_DEFINES", "").split(","))
-    return "HUMMING_DIRECT_SMEM_RING" in names
+    return _debug_define("HUMMING_DIRECT_SMEM_RING") is not None
 
 
 def direct_unit_atoms(group: int) -> int:
