@@ -126,6 +126,34 @@ def test_time_replays_one_event_pair_per_replay_and_warmup_untimed():
         time_replays(replay, lambda: FakeEvent(clock), lambda: None, replays=0)
 
 
+def test_time_replays_warms_up_for_the_requested_device_time():
+    """warmup_ms: after the fixed warm-up, three replays are timed together to estimate one, then untimed replays
+    run until about warmup_ms of device time has passed -- the timed samples start after the slow phase."""
+    clock = [0.0]
+    # 1 fixed warm-up, 3 estimate replays of 2 ms, then a "slow phase" that ends after 10 ms of replays
+    durations = [5.0] + [2.0] * 3 + [3.0] * 4 + [2.0] * 100
+    it = iter(durations)
+    calls = []
+
+    def replay():
+        calls.append(1)
+        clock[0] += next(it)
+
+    out = time_replays(replay, lambda: FakeEvent(clock), lambda: None, replays=5, warmup=1, warmup_ms=20.0)
+    # estimate 2 ms -> ceil((20 - 6) / 2) = 7 more untimed replays: 1 + 3 + 7 = 11 before the 5 timed ones
+    assert len(calls) == 16
+    assert out == [2.0] * 5          # none of the 3 ms replays is timed
+    calls.clear()
+    it = iter([2.0] * 100)
+    out = time_replays(replay, lambda: FakeEvent(clock), lambda: None, replays=2, warmup=0, warmup_ms=20.0,
+                       max_warmup=4)
+    assert len(calls) == 3 + 4 + 2   # the cap on untimed replays
+    calls.clear()
+    it = iter([2.0] * 100)
+    time_replays(replay, lambda: FakeEvent(clock), lambda: None, replays=2, warmup=0, warmup_ms=0.0)
+    assert len(calls) == 2           # no time-based warm-up when warmup_ms is 0
+
+
 def test_eager_samples_use_back_to_back_calls_between_syncs():
     t = [0.0]
     calls, syncs = [], []

@@ -9,7 +9,11 @@ Method (the numbers the project is judged by), for one implementation, one weigh
 3. x = a random bf16 [M, K] matrix (never zeros), shared by the copies;
 4. warm up (every copy called twice on a side stream: this also JIT-compiles), then capture ONE CUDA graph that
    calls every copy once;
-5. replay it ``replays`` times (20 by default) back to back, each replay timed with its own pair of CUDA events;
+5. warm up the graph for at least ``warmup_ms`` of device time (25 ms by default, triton.testing.do_bench's
+   convention): the first milliseconds after a layer is built run slower on the H100 / H200 (session 36 found the
+   large layers' first M=1 replays 11-14 % slower for 1-4 ms, then steady -- with 3 warm-up replays the median of
+   20 sometimes landed in that phase);
+6. replay it ``replays`` times (20 by default) back to back, each replay timed with its own pair of CUDA events;
    us per GEMM = median replay time / c.
 
 TB/s is the weight bytes of one copy (packed codes + scales + zero points + second-level scales, bias excluded) per
@@ -38,6 +42,8 @@ __all__ = ["BenchConfig", "BenchError", "FatalBenchError", "Case", "CudaTimer", 
 
 MB = 1 << 20
 DEFAULT_MIN_BYTES = 512 * MB
+# device time of graph replays run untimed before the timed ones (triton.testing.do_bench's default warm-up)
+DEFAULT_WARMUP_MS = 25.0
 
 # relative Frobenius error of our kernel vs the plain-torch reference on the same quantized weight
 CHECK_TOL = {"bf16": 2e-2, "quantized": 5e-2}
@@ -93,12 +99,24 @@ def tbps(nbytes: int, us: float) -> Optional[float]:
 
 # ------------------------------------------------------------------------------------------------ timing primitives
 def time_replays(replay: Callable[[], None], new_event: Callable[[], Any], synchronize: Callable[[], None],
-                 replays: int, warmup: int = 0) -> List[float]:
-    """Run ``warmup`` untimed then ``replays`` timed replays back to back; one event pair per replay; ms each."""
+                 replays: int, warmup: int = 0, warmup_ms: float = 0.0, max_warmup: int = 2000) -> List[float]:
+    """Run ``warmup`` untimed replays, then more until about ``warmup_ms`` of device time has passed (the count
+    estimated from three replays timed together, at most ``max_warmup``), then ``replays`` timed replays back to
+    back; one event pair per timed replay; ms each."""
     if replays < 1:
         raise BenchError(f"replays must be >= 1, got {replays}")
     for _ in range(warmup):
         replay()
+    if warmup_ms > 0:
+        start, end = new_event(), new_event()
+        start.record()
+        for _ in range(3):
+            replay()
+        end.record()
+        synchronize()
+        est = max(float(start.elapsed_time(end)) / 3, 1e-6)
+        for _ in range(min(max_warmup, max(0, math.ceil((warmup_ms - 3 * est) / est)))):
+            replay()
     pairs = []
     for _ in range(replays):
         start, end = new_event(), new_event()
@@ -131,12 +149,14 @@ def eager_samples_us(call: Callable[[], Any], synchronize: Callable[[], None], c
 class CudaTimer:
     """The real timer: CUDA-graph capture + event-timed replays, and eager wall-clock timing."""
 
-    def __init__(self, warmup_calls: int = 2, warmup_replays: int = 3, eager_warmup: int = 3):
+    def __init__(self, warmup_calls: int = 2, warmup_replays: int = 3, eager_warmup: int = 3,
+                 warmup_ms: float = DEFAULT_WARMUP_MS):
         import torch
 
         self.torch = torch
         self.warmup_calls = warmup_calls
         self.warmup_replays = warmup_replays
+        self.warmup_ms = warmup_ms
         self.eager_warmup = eager_warmup
 
     def graph_replays_ms(self, fn: Callable[[], None], replays: int) -> List[float]:
@@ -155,7 +175,7 @@ class CudaTimer:
         torch.cuda.synchronize()
         try:
             return time_replays(graph.replay, lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize,
-                                replays, self.warmup_replays)
+                                replays, self.warmup_replays, self.warmup_ms)
         finally:
             del graph
 
@@ -389,12 +409,15 @@ class BenchConfig:
     check: bool = True
     seed: int = 0
     cold_timeout: float = 900.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
 
     def validate(self):
         if self.replays < 1:
             raise BenchError(f"--replays must be >= 1, got {self.replays}")
         if self.min_bytes < 0:
             raise BenchError(f"--min-bytes must be >= 0, got {self.min_bytes}")
+        if self.warmup_ms < 0:
+            raise BenchError(f"--warmup-ms must be >= 0, got {self.warmup_ms}")
         if self.eager_calls < 1:
             raise BenchError(f"--eager-calls must be >= 1, got {self.eager_calls}")
         if not self.formats or not self.shapes or not self.ms:
@@ -402,7 +425,7 @@ class BenchConfig:
 
     def settings(self) -> Dict[str, Any]:
         return {"formats": [f.name for f in self.formats], "shapes": [shape_str(s) for s in self.shapes],
-                "ms": list(self.ms), "replays": self.replays, "min_bytes": self.min_bytes,
+                "ms": list(self.ms), "replays": self.replays, "warmup_ms": self.warmup_ms, "min_bytes": self.min_bytes,
                 "upstream": self.upstream, "eager": self.eager, "eager_calls": self.eager_calls, "cold": self.cold,
                 "cold_upstream": self.cold_upstream,
                 "check": self.check, "seed": self.seed, "statistic": "median"}
@@ -425,7 +448,7 @@ def run_bench(cfg: BenchConfig, results: Dict[str, Any], *, timer=None, upstream
     and after each format.
     """
     cfg.validate()
-    timer = timer if timer is not None else CudaTimer()
+    timer = timer if timer is not None else CudaTimer(warmup_ms=cfg.warmup_ms)
     free = free or getattr(timer, "free", None) or (lambda: None)
     records: List[Dict] = results.setdefault("records", [])
     cases: List[Dict] = results.setdefault("cases", [])

@@ -56,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         " (--quick: " + ",".join(map(str, QUICK_MS)) + ")")
     p.add_argument("--replays", type=_positive, default=20,
                    help="timed graph replays per cell; the median is reported (default: 20)")
+    p.add_argument("--warmup-ms", type=float, default=25.0,
+                   help="device time of untimed graph replays before the timed ones (default: 25, as "
+                        "triton.testing.do_bench; the first milliseconds after a layer is built run slower)")
     p.add_argument("--min-bytes", type=_bytes, default=512 * _MB,
                    help="layer copies are added until their weight bytes exceed this (default: 512M; keep it far "
                         "above the GPU's L2)")
@@ -91,7 +94,7 @@ def build_config(args: argparse.Namespace):
                        upstream=not args.no_upstream, eager=not args.no_eager, eager_calls=args.eager_calls,
                        cold=not (args.no_cold or args.quick or args.cold == "none"),
                        cold_upstream=args.cold == "all", check=not args.no_check, seed=args.seed,
-                       cold_timeout=args.cold_timeout)
+                       cold_timeout=args.cold_timeout, warmup_ms=args.warmup_ms)
 
 
 def report_only(paths: List[str], out_json: Optional[str]) -> int:
