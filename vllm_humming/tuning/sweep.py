@@ -30,6 +30,11 @@ PREFILL_ROW = "expand+cublas"
 
 
 def time_graph(fns, replays=20):
+    """us per call of one CUDA graph calling every fn once: the bench's method (vllm_humming.bench.harness: 25 ms of
+    untimed replays first -- the SM clock ramps up from idle after the host-bound compile -- then back-to-back
+    replays, one event pair each, the median / len(fns))."""
+    from ..bench.harness import DEFAULT_WARMUP_MS, time_replays
+
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -42,17 +47,10 @@ def time_graph(fns, replays=20):
     with torch.cuda.graph(g):
         for f in fns:
             f()
-    g.replay()
     torch.cuda.synchronize()
-    ts = []
-    for _ in range(replays):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1000.0 / len(fns))
-    return statistics.median(ts)
+    ts = time_replays(g.replay, lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize, replays,
+                      warmup=1, warmup_ms=DEFAULT_WARMUP_MS)
+    return statistics.median(ts) * 1000.0 / len(fns)
 
 
 def bulk_candidates(bucket: int):
