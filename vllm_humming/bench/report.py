@@ -356,7 +356,8 @@ def format_report(results: Dict[str, Any], derived: Optional[Dict[str, Any]] = N
             f"  source {git.get('source_sha') or '?'}",
             "upstream humming: " + (f"{up.get('version')}" if up.get("available") else str(up.get("reason"))),
             f"method: CUDA-graph replay of {s.get('min_bytes', 0) / 2**20:.0f} MiB+ of layer copies (cold L2), "
-            f"median of {s.get('replays')} replays / copies"]
+            f"median of {s.get('replays')} replays / copies"
+            + (f" after {s['warmup_ms']:g} ms of warm-up replays" if s.get("warmup_ms") else "")]
     parts = ["\n".join(head), format_cublas_table(results, derived)]
     for fmt in s.get("formats", []):
         parts.append(format_format_table(results, derived, fmt))
