@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import List, Optional
 
+from ..bench.harness import DEFAULT_WARMUP_MS
 from ..bench.formats import (DEFAULT_MS, DEFAULT_SHAPES, FORMAT_GROUPS, FORMATS, QUICK_MS, BenchArgError,
                              parse_formats, parse_ms, parse_shapes, shape_str)
 
@@ -56,9 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         " (--quick: " + ",".join(map(str, QUICK_MS)) + ")")
     p.add_argument("--replays", type=_positive, default=20,
                    help="timed graph replays per cell; the median is reported (default: 20)")
-    p.add_argument("--warmup-ms", type=float, default=25.0,
-                   help="device time of untimed graph replays before the timed ones (default: 25, as "
-                        "triton.testing.do_bench; the first milliseconds after a layer is built run slower)")
+    p.add_argument("--warmup-ms", type=float, default=DEFAULT_WARMUP_MS,
+                   help="device time of untimed graph replays before the timed ones (default: %(default)g, as "
+                        "triton.testing.do_bench; the GPU's clock ramps up from idle after the host builds layers)")
     p.add_argument("--min-bytes", type=_bytes, default=512 * _MB,
                    help="layer copies are added until their weight bytes exceed this (default: 512M; keep it far "
                         "above the GPU's L2)")
