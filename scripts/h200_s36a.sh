@@ -5,9 +5,7 @@
 # one-split prefetch choice without x16 at 2-4 tokens on the small layer.  Carry .whl and .shared_fixtures.
 . scripts/h200_setup.sh
 call_results a
-step 170 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16,64,256 --cold none --no-eager \
-  --json "$R/bench_int4.json" >"$R/bench_int4.log" 2>&1
-grep -A3 "^Summary" "$R/bench_int4.log"; grep -E "\] (ours|upstream) .* M=1:" "$R/bench_int4.log" | cut -c1-90; pack
+int4_record 170
 par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
 step 290 python3 -m pytest -q $par -m gpu tests/test_gemm_pipelines_gpu.py tests/test_prefill_chunks.py \
   tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py tests/test_moe_gpu.py \

@@ -5,9 +5,7 @@
 # every 100 ms meanwhile; then the GPU suites call A's 290 s limit cut at 94 %.  Carry .whl.
 . scripts/h200_setup.sh
 call_results b
-step 180 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16,64,256 --cold none --no-eager \
-  --json "$R/bench_int4.json" >"$R/bench_int4.log" 2>&1
-grep -A3 "^Summary" "$R/bench_int4.log"; grep -E "\] (ours|upstream|cuBLAS) .* M=1:" "$R/bench_int4.log" | cut -c1-90; pack
+int4_record 180
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
   --format=csv -lms 100 >"$R/smi_trace.csv" 2>&1 &
 SMI=$!

@@ -90,3 +90,11 @@ act_quant_ab() {
     pack
   done
 }
+# int4_record TIMEOUT (after call_results): the int4 bench of record -- M = 1 / 16 / 64 / 256, upstream in the same
+# run -- into $R/bench_int4.{json,log}, its summary and the M=1 rows printed.
+int4_record() {
+  step "$1" python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16,64,256 --cold none --no-eager \
+    --json "$R/bench_int4.json" >"$R/bench_int4.log" 2>&1
+  grep -A3 "^Summary" "$R/bench_int4.log"; grep -E "\] (ours|upstream|cuBLAS) .* M=1:" "$R/bench_int4.log" | cut -c1-90
+  pack
+}
