@@ -518,6 +518,13 @@ class KernelFunction:
                             f"{self.device}: {name} ({desc}); the device allows {optin} bytes per block in total "
                             f"and the kernel uses {static} bytes of static shared memory", code=int(res[0]), name=name)
         self._max_smem = nbytes
+        carveout = os.environ.get("HUMMING_DEBUG_SMEM_CARVEOUT", "")
+        if carveout:
+            # experiments only: the preferred shared-memory carveout (percent of the SM's unified L1 / shared memory)
+            # of every kernel that takes more than 48 KB -- the driver otherwise picks one per launch
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+            _check(d.cuKernelSetAttribute(attr, int(carveout), self._kernel, self._cudev),
+                   f"cuKernelSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT={carveout}) of kernel {self.name}")
 
     # -- launching ----------------------------------------------------------------------------------------------
     def _cu_stream(self, h: int):
