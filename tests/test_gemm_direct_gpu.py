@@ -257,6 +257,38 @@ def test_direct_smem_prefetch_experiment(choice, budget, monkeypatch):
         assert ((y1.float() - ref).norm() / ref.norm()).item() < 1.2e-2
 
 
+@pytest.mark.parametrize("choice", [KernelChoice(8, 3, 1, 4, 64, 4, "direct", x16=True, pf=72),
+                                    KernelChoice(8, 3, 1, 4, 64, 4, "direct"),
+                                    KernelChoice(8, 4, 2, 2, 256, 4, "direct", x16=True),
+                                    KernelChoice(16, 4, 1, 2, 256, 4, "direct")], ids=lambda c: c.short())
+def test_direct_window_pass_by_rows_experiment(choice, monkeypatch):
+    """HUMMING_DIRECT_XPASS_BY_ROWS (phase 2's pass over x -- window sums, the x16 staging -- with the rows of a chunk
+    in one thread) computes the same outputs as the row-major pass, bit for bit, at every row count of the token tile
+    (the 1 / 2 / groups-of-4 paths, a partial last group), g128 / g64 windows, integer and float zero points, K tails,
+    odd N; no NaN, and within the fp32 reference's tolerance."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    cases = [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
+             ("w:uint4,s:g128:bfloat16,zp:float", 1000, 4288), ("w:uint3b4,s:g128:bfloat16", 520, 2112)]
+    ms = [1, 2, 3, 4, 5, 8] if choice.bt == 8 else [1, 2, 7, 9, 13, 16]
+    for desc, n, k in cases:
+        if choice.x16 and ("zp" in desc or "uint3" in desc):
+            continue   # (x16 serves zero-point-free 4-bit integer codes)
+        if choice.pf and (n, k) != (6144, 4096):
+            continue   # (the prefetch choice: the layer it is made for)
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="xpass")
+        for m in ms:
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            y0 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})(x)
+            monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_DIRECT_XPASS_BY_ROWS")
+            y1 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})(x)
+            monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
+            assert not torch.isnan(y1).any(), (choice.short(), desc, m)
+            assert torch.equal(y0, y1), f"{choice.short()} {desc} {n}x{k} M={m}: the row-grouped pass changed the result"
+            ref = reference_gemm(x.float(), qw)
+            assert ((y1.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="the prefetch plan serves sm_90a layers (H100/H200)")
 def test_smem_prefetch_defaults(monkeypatch):
     """What the heuristics launch at 1 token (SMEM_PF_MAX_M) on small 4-bit layers

@@ -801,6 +801,116 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   }   // operand route
 }
 
+// Phase 2's pass over x (the window sums, and the bf16 -> fp16 staging of DirectPlan::kX16), kR token rows of one
+// 8-column chunk at a time (HUMMING_DIRECT_XPASS_BY_ROWS): one thread holds chunk `ch` of rows r0 .. r0 + kR - 1, so
+// the kR rows' loads and shuffle chains are independent and interleave, and a thread makes ceil(chunks / threads)
+// x ceil(rows / kR) passes instead of ceil(rows x chunks / threads).  Per (row, window) the values, their order and
+// the butterfly are those of the row-major pass below: the same bits.  ok: this thread's chunk of row r0 + j exists
+// (rows past `rows` read as zeros and are not stored).
+template <class Cfg, int kR>
+__device__ __forceinline__ void direct_window_pass_group(uint8_t* smem, const DirectSmem<Cfg>& L, int rows, int r0,
+                                                         int ch, bool chunk_ok) {
+  using T = typename Cfg::T;
+  using T2 = typename Cfg::T2;
+  using Plan = DirectPlan<Cfg>;
+  constexpr int kChunksPerWindow = Plan::kWindow / 8;
+  constexpr int kBT = Cfg::kBT;
+  T* sx = reinterpret_cast<T*>(smem);
+  float* xs = reinterpret_cast<float*>(smem + L.off_xs);
+  float* xinv = reinterpret_cast<float*>(smem + L.off_xinv);
+  uint32_t u[kR][4];
+  bool ok[kR];
+#pragma unroll
+  for (int j = 0; j < kR; ++j) {
+    ok[j] = chunk_ok && r0 + j < rows;
+    uint4 q = make_uint4(0u, 0u, 0u, 0u);
+    if (ok[j]) q = *reinterpret_cast<const uint4*>(sx + (r0 + j) * L.ld + ch * 8);
+    u[j][0] = q.x; u[j][1] = q.y; u[j][2] = q.z; u[j][3] = q.w;
+  }
+  float v[kR], inv[kR];
+#pragma unroll
+  for (int j = 0; j < kR; ++j) { v[j] = 0.f; inv[j] = 1.f; }
+  if constexpr (Plan::kX16) {
+    // the window's max |x| per row (see the row-major pass for the scale 2^sh and why it is exact)
+    uint32_t mx[kR];
+#pragma unroll
+    for (int j = 0; j < kR; ++j) {
+      mx[j] = 0u;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) mx[j] = __vmaxu2(mx[j], u[j][e] & 0x7FFF7FFFu);
+      mx[j] = max(mx[j] & 0xFFFFu, mx[j] >> 16);
+    }
+#pragma unroll
+    for (int o = 1; o < kChunksPerWindow; o <<= 1)
+#pragma unroll
+      for (int j = 0; j < kR; ++j) mx[j] = max(mx[j], __shfl_xor_sync(0xffffffffu, mx[j], o));
+#pragma unroll
+    for (int j = 0; j < kR; ++j) {
+      const int sh = max(-126, min(126, 14 - ((int)(mx[j] >> 7) - 127)));
+      const float scale = __uint_as_float((uint32_t)(sh + 127) << 23);
+      inv[j] = __uint_as_float((uint32_t)(127 - sh) << 23);
+      if (ok[j]) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const T2 p2 = as_t2<T2>(u[j][e]);
+          const __half2 h2 = __floats2half2_rn(to_float(p2.x) * scale, to_float(p2.y) * scale);
+          u[j][e] = as_u32(h2);
+          v[j] += __low2float(h2) + __high2float(h2);
+        }
+        *reinterpret_cast<uint4*>(sx + (r0 + j) * L.ld + ch * 8) = make_uint4(u[j][0], u[j][1], u[j][2], u[j][3]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kR; ++j)
+      if (ok[j]) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const T2 p2 = as_t2<T2>(u[j][e]);
+          v[j] += to_float(p2.x) + to_float(p2.y);
+        }
+      }
+  }
+#pragma unroll
+  for (int o = 1; o < kChunksPerWindow; o <<= 1)
+#pragma unroll
+    for (int j = 0; j < kR; ++j) v[j] += __shfl_xor_sync(0xffffffffu, v[j], o);
+#pragma unroll
+  for (int j = 0; j < kR; ++j)
+    if (ok[j] && ch % kChunksPerWindow == 0) {
+      xs[(ch / kChunksPerWindow) * kBT + r0 + j] = v[j];
+      if constexpr (Plan::kX16) xinv[(ch / kChunksPerWindow) * kBT + r0 + j] = inv[j];
+    }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void direct_window_pass_rows(uint8_t* smem, const DirectSmem<Cfg>& L, int rows,
+                                                        int range_cols, int tid, int lane) {
+  constexpr int kBT = Cfg::kBT;
+  static_assert(DirectPlan<Cfg>::kWindow / 8 <= 32, "a window's chunks fit one warp");
+  const int chunks_per_row = range_cols / 8;   // whole windows: a window's lanes are all in or all out
+  for (int c0 = tid - lane; c0 < chunks_per_row; c0 += Cfg::kThreads) {   // warp-uniform bound: every lane shuffles
+    const int ch = c0 + lane;
+    const bool chunk_ok = ch < chunks_per_row;
+    if (rows == 1) {
+      direct_window_pass_group<Cfg, 1>(smem, L, rows, 0, ch, chunk_ok);
+    } else if (rows == 2) {
+      direct_window_pass_group<Cfg, 2>(smem, L, rows, 0, ch, chunk_ok);
+    } else {
+#pragma unroll 1
+      for (int r0 = 0; r0 < rows; r0 += 4) direct_window_pass_group<Cfg, 4>(smem, L, rows, r0, ch, chunk_ok);
+    }
+  }
+  // token slots past the valid rows read as 0
+  float* xs = reinterpret_cast<float*>(smem + L.off_xs);
+  float* xinv = reinterpret_cast<float*>(smem + L.off_xinv);
+  for (int i = tid; i < L.windows * (kBT - rows); i += Cfg::kThreads) {
+    xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
+    if constexpr (DirectPlan<Cfg>::kX16) xinv[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
+  }
+  __syncthreads();
+}
+
 // kCluster = 0: K splits reduced through the global workspace + tickets (splitk_epilogue); 2..8: launched as clusters
 // of that many blocks along z, the splits reduced through distributed shared memory (cluster_splitk_epilogue).
 template <class Cfg, int kCluster = 0>
@@ -890,6 +1000,18 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
     __syncthreads();
   }
   if constexpr (Plan::kXSum) {
+#if defined(HUMMING_DEBUG_DIRECT_NO_XPASS)
+    // timing experiments only (wrong results): no pass over x -- window sums 0, x scales 1
+    float* xs = reinterpret_cast<float*>(smem + L.off_xs);
+    float* xinv = reinterpret_cast<float*>(smem + L.off_xinv);
+    for (int i = tid; i < L.windows * kBT; i += kThreads) {
+      xs[i] = 0.f;
+      xinv[i] = 1.f;
+    }
+    __syncthreads();
+#elif defined(HUMMING_DIRECT_XPASS_BY_ROWS)
+    direct_window_pass_rows<Cfg>(smem, L, rows, range_cols, tid, lane);
+#else
     // window sums of x: thread = one 8-column chunk; the kWindow / 8 chunks of a window sit in consecutive lanes of one
     // warp (range_cols is a multiple of kWindow here: the host keeps atoms_per_split a multiple of kU), so a
     // butterfly of shuffles sums them in a fixed order -- deterministic.  Token slots past the valid rows read as 0.
@@ -955,6 +1077,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
       if constexpr (Plan::kX16) xinv[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
     }
     __syncthreads();
+#endif
   }
 
   // ---- 3: the register ring, unrolled by lcm(depth, unit) (Plan::kBody): every slot and window position a constant
