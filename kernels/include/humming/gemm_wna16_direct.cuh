@@ -801,15 +801,27 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   }   // operand route
 }
 
-// Phase 2's pass over x (the window sums, and the bf16 -> fp16 staging of DirectPlan::kX16), kR token rows of one
-// 8-column chunk at a time (HUMMING_DIRECT_XPASS_BY_ROWS): one thread holds chunk `ch` of rows r0 .. r0 + kR - 1, so
-// the kR rows' loads and shuffle chains are independent and interleave, and a thread makes ceil(chunks / threads)
-// x ceil(rows / kR) passes instead of ceil(rows x chunks / threads).  Per (row, window) the values, their order and
-// the butterfly are those of the row-major pass below: the same bits.  ok: this thread's chunk of row r0 + j exists
-// (rows past `rows` read as zeros and are not stored).
+// Phase 2's pass over x: the window sums xs[window][row] of the zero fold (DirectPlan::kXSum) and, for bf16 staged as
+// fp16 (DirectPlan::kX16), each (row, window)'s power-of-two scale, the fp16 rewrite of x in place and xinv.
+//
+// A thread handles 8-column chunks: item (row r, pass c) is chunk (c * kThreads + tid) of row r, and a warp's 32
+// lanes hold 32 consecutive chunks of one row, so a window's kWindow / 8 chunks sit in consecutive lanes and a
+// butterfly of shuffles reduces them in a fixed order -- deterministic.  The pass is on every block's critical path
+// after griddepcontrol.wait (nothing else runs until its barrier), and it is latency-bound: a lane's items are
+// processed kR at a time with every load, shuffle and store of the kR items independent, so their chains overlap (a
+// thread makes ceil(items / kR) rounds instead of one per item: at 8 tokens on a 384-thread block and 4096 columns,
+// 4 rounds of 4 instead of 11 single items), and the max and the sum of a window reduce in the same butterfly rounds.
+//
+// x16 staging: the max |x| of the window's bf16 values (non-negative bf16 bit patterns order like unsigned integers)
+// gives E, its binary exponent, and the scale 2^sh = 2^(14 - E), so the window's values land below 2^15 (fp16 holds
+// 65504) and are exact in fp16 down to its smallest normal, 2^-14 (bf16 has 8 significant bits, fp16 11).  The window
+// sum is that of the bf16 values in fp32, times 2^sh (exact: a power of two) -- the sum of the fp16 values the MMAs
+// read wherever none of them is below 2^-14 after scaling, i.e. below 2^-28 of the window's max (those few lose bits in
+// fp16, an error far below the fp32 sums' own rounding).  The fold multiplies by xinv = 2^-sh.  Inf / NaN stay Inf /
+// NaN.  (A window of values above ~2^120 could overflow the fp32 sum: such activations overflow the bf16 output anyway.)
 template <class Cfg, int kR>
-__device__ __forceinline__ void direct_window_pass_group(uint8_t* smem, const DirectSmem<Cfg>& L, int rows, int r0,
-                                                         int ch, bool chunk_ok) {
+__device__ __forceinline__ void direct_window_pass_items(uint8_t* smem, const DirectSmem<Cfg>& L, int rows, int item0,
+                                                         int n_items, int tid, int lane) {
   using T = typename Cfg::T;
   using T2 = typename Cfg::T2;
   using Plan = DirectPlan<Cfg>;
@@ -818,88 +830,89 @@ __device__ __forceinline__ void direct_window_pass_group(uint8_t* smem, const Di
   T* sx = reinterpret_cast<T*>(smem);
   float* xs = reinterpret_cast<float*>(smem + L.off_xs);
   float* xinv = reinterpret_cast<float*>(smem + L.off_xinv);
-  uint32_t u[kR][4];
+  const int chunks_per_row = (L.ld - 8) / 8;
+  int row[kR], ch[kR];
   bool ok[kR];
+  uint32_t u[kR][4];
 #pragma unroll
   for (int j = 0; j < kR; ++j) {
-    ok[j] = chunk_ok && r0 + j < rows;
+    const int it = item0 + j;
+    row[j] = it % rows;
+    ch[j] = (it / rows) * Cfg::kThreads + tid;
+    // warp-uniform except at the row's last chunks: whole windows either way (range_cols is a multiple of kWindow)
+    ok[j] = it < n_items && ch[j] < chunks_per_row;
     uint4 q = make_uint4(0u, 0u, 0u, 0u);
-    if (ok[j]) q = *reinterpret_cast<const uint4*>(sx + (r0 + j) * L.ld + ch * 8);
+    if (ok[j]) q = *reinterpret_cast<const uint4*>(sx + row[j] * L.ld + ch[j] * 8);
     u[j][0] = q.x; u[j][1] = q.y; u[j][2] = q.z; u[j][3] = q.w;
   }
-  float v[kR], inv[kR];
+  float v[kR];
+  uint32_t mx[kR];
 #pragma unroll
-  for (int j = 0; j < kR; ++j) { v[j] = 0.f; inv[j] = 1.f; }
-  if constexpr (Plan::kX16) {
-    // the window's max |x| per row (see the row-major pass for the scale 2^sh and why it is exact)
-    uint32_t mx[kR];
+  for (int j = 0; j < kR; ++j) {
+    v[j] = 0.f;
+    mx[j] = 0u;
 #pragma unroll
-    for (int j = 0; j < kR; ++j) {
-      mx[j] = 0u;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) mx[j] = __vmaxu2(mx[j], u[j][e] & 0x7FFF7FFFu);
-      mx[j] = max(mx[j] & 0xFFFFu, mx[j] >> 16);
+    for (int e = 0; e < 4; ++e) {
+      const T2 p2 = as_t2<T2>(u[j][e]);
+      v[j] += to_float(p2.x) + to_float(p2.y);
+      if constexpr (Plan::kX16) mx[j] = __vmaxu2(mx[j], u[j][e] & 0x7FFF7FFFu);
     }
-#pragma unroll
-    for (int o = 1; o < kChunksPerWindow; o <<= 1)
-#pragma unroll
-      for (int j = 0; j < kR; ++j) mx[j] = max(mx[j], __shfl_xor_sync(0xffffffffu, mx[j], o));
-#pragma unroll
-    for (int j = 0; j < kR; ++j) {
-      const int sh = max(-126, min(126, 14 - ((int)(mx[j] >> 7) - 127)));
-      const float scale = __uint_as_float((uint32_t)(sh + 127) << 23);
-      inv[j] = __uint_as_float((uint32_t)(127 - sh) << 23);
-      if (ok[j]) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const T2 p2 = as_t2<T2>(u[j][e]);
-          const __half2 h2 = __floats2half2_rn(to_float(p2.x) * scale, to_float(p2.y) * scale);
-          u[j][e] = as_u32(h2);
-          v[j] += __low2float(h2) + __high2float(h2);
-        }
-        *reinterpret_cast<uint4*>(sx + (r0 + j) * L.ld + ch * 8) = make_uint4(u[j][0], u[j][1], u[j][2], u[j][3]);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kR; ++j)
-      if (ok[j]) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const T2 p2 = as_t2<T2>(u[j][e]);
-          v[j] += to_float(p2.x) + to_float(p2.y);
-        }
-      }
+    if constexpr (Plan::kX16) mx[j] = max(mx[j] & 0xFFFFu, mx[j] >> 16);
   }
 #pragma unroll
   for (int o = 1; o < kChunksPerWindow; o <<= 1)
 #pragma unroll
-    for (int j = 0; j < kR; ++j) v[j] += __shfl_xor_sync(0xffffffffu, v[j], o);
-#pragma unroll
-  for (int j = 0; j < kR; ++j)
-    if (ok[j] && ch % kChunksPerWindow == 0) {
-      xs[(ch / kChunksPerWindow) * kBT + r0 + j] = v[j];
-      if constexpr (Plan::kX16) xinv[(ch / kChunksPerWindow) * kBT + r0 + j] = inv[j];
+    for (int j = 0; j < kR; ++j) {
+      v[j] += __shfl_xor_sync(0xffffffffu, v[j], o);
+      if constexpr (Plan::kX16) mx[j] = max(mx[j], __shfl_xor_sync(0xffffffffu, mx[j], o));
     }
+#pragma unroll
+  for (int j = 0; j < kR; ++j) {
+    float inv = 1.f;
+    if constexpr (Plan::kX16) {
+      const int sh = max(-126, min(126, 14 - ((int)(mx[j] >> 7) - 127)));   // bf16: exponent bits above 7 mantissa
+      const float scale = __uint_as_float((uint32_t)(sh + 127) << 23);
+      inv = __uint_as_float((uint32_t)(127 - sh) << 23);
+      v[j] *= scale;
+      if (ok[j]) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const T2 p2 = as_t2<T2>(u[j][e]);
+          u[j][e] = as_u32(__floats2half2_rn(to_float(p2.x) * scale, to_float(p2.y) * scale));
+        }
+        *reinterpret_cast<uint4*>(sx + row[j] * L.ld + ch[j] * 8) = make_uint4(u[j][0], u[j][1], u[j][2], u[j][3]);
+      }
+    }
+    if (ok[j] && ch[j] % kChunksPerWindow == 0) {
+      xs[(ch[j] / kChunksPerWindow) * kBT + row[j]] = v[j];
+      if constexpr (Plan::kX16) xinv[(ch[j] / kChunksPerWindow) * kBT + row[j]] = inv;
+    }
+  }
 }
 
 template <class Cfg>
-__device__ __forceinline__ void direct_window_pass_rows(uint8_t* smem, const DirectSmem<Cfg>& L, int rows,
-                                                        int range_cols, int tid, int lane) {
+__device__ __forceinline__ void direct_window_pass(uint8_t* smem, const DirectSmem<Cfg>& L, int rows, int tid,
+                                                   int lane) {
   constexpr int kBT = Cfg::kBT;
+  // items per round: 4, but 2 in the prefetch kernels (DirectPrefetch), which must stay within half an SM's
+  // registers (<= 80 a thread at 384 threads) -- four items there took 99 (ptxas, sm_90a)
+#ifdef HUMMING_XPASS_ITEMS
+  constexpr int kPassItems = HUMMING_XPASS_ITEMS;   // experiments: A/B of the round size
+#else
+  constexpr int kPassItems = DirectPrefetch<Cfg>::kOn ? 2 : 4;
+#endif
   static_assert(DirectPlan<Cfg>::kWindow / 8 <= 32, "a window's chunks fit one warp");
-  const int chunks_per_row = range_cols / 8;   // whole windows: a window's lanes are all in or all out
-  for (int c0 = tid - lane; c0 < chunks_per_row; c0 += Cfg::kThreads) {   // warp-uniform bound: every lane shuffles
-    const int ch = c0 + lane;
-    const bool chunk_ok = ch < chunks_per_row;
-    if (rows == 1) {
-      direct_window_pass_group<Cfg, 1>(smem, L, rows, 0, ch, chunk_ok);
-    } else if (rows == 2) {
-      direct_window_pass_group<Cfg, 2>(smem, L, rows, 0, ch, chunk_ok);
-    } else {
+  const int chunks_per_row = (L.ld - 8) / 8;
+  // this warp's passes over the row (chunks c * kThreads + warp base .. + 31 that start inside it): warp-uniform
+  const int passes = ceil_div(max(0, chunks_per_row - (tid - lane)), Cfg::kThreads);
+  const int n_items = passes * rows;
+  if (n_items == 1) {
+    direct_window_pass_items<Cfg, 1>(smem, L, rows, 0, n_items, tid, lane);
+  } else if (n_items == 2) {
+    direct_window_pass_items<Cfg, 2>(smem, L, rows, 0, n_items, tid, lane);
+  } else {
 #pragma unroll 1
-      for (int r0 = 0; r0 < rows; r0 += 4) direct_window_pass_group<Cfg, 4>(smem, L, rows, r0, ch, chunk_ok);
-    }
+    for (int i0 = 0; i0 < n_items; i0 += kPassItems) direct_window_pass_items<Cfg, kPassItems>(smem, L, rows, i0, n_items, tid, lane);
   }
   // token slots past the valid rows read as 0
   float* xs = reinterpret_cast<float*>(smem + L.off_xs);
@@ -1009,9 +1022,11 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
       xinv[i] = 1.f;
     }
     __syncthreads();
-#elif defined(HUMMING_DIRECT_XPASS_BY_ROWS)
-    direct_window_pass_rows<Cfg>(smem, L, rows, range_cols, tid, lane);
+#elif !defined(HUMMING_DIRECT_XPASS_ROW_MAJOR)
+    direct_window_pass<Cfg>(smem, L, rows, tid, lane);
 #else
+    // (the row-major pass of sessions 9-36, kept for the bit-identity test of the default above:
+    // HUMMING_DEBUG_DEFINES=HUMMING_DIRECT_XPASS_ROW_MAJOR)
     // window sums of x: thread = one 8-column chunk; the kWindow / 8 chunks of a window sit in consecutive lanes of one
     // warp (range_cols is a multiple of kWindow here: the host keeps atoms_per_split a multiple of kU), so a
     // butterfly of shuffles sums them in a fixed order -- deterministic.  Token slots past the valid rows read as 0.
