@@ -315,7 +315,7 @@ def test_smem_prefetch_defaults(monkeypatch):
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
             chosen = layer.plan_info[m]["choice"]
-            assert ("_pf72" in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
+            assert ("_pf" in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
             if m == 1:
                 _assert_graph_replays_match_eager(layer, x)
 

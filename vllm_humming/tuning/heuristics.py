@@ -763,7 +763,8 @@ def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_fam
     wk = 8 if a == 1 else 4            # 8-12 warps: enough loads in flight and math warps for the post-wait chain
     if (k // 64) < wk * direct_unit_atoms(group):
         return None
-    return KernelChoice(8, a, 1, wk, 64, 4, "direct", pf=SMEM_PREFETCH_KB)
+    # HUMMING_SMEM_PREFETCH_KB (tuning): the budget; past ~84 KB a 48-row block no longer fits twice in an SM
+    return KernelChoice(8, a, 1, wk, 64, 4, "direct", pf=env_int("HUMMING_SMEM_PREFETCH_KB", SMEM_PREFETCH_KB, 8, 200))
 
 
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
