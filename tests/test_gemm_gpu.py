@@ -118,17 +118,20 @@ def test_fp16_decode_defaults_wide_and_deep(desc):
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g128:bfloat16,zp:int", "w:int4,s:channel:bfloat16",
                                   "w:uint4,s:g64:bfloat16,zp:float", "w:uint4b8,s:g256:bfloat16",
                                   "w:uint4b8,s:g32:bfloat16"])
-def test_bf16_decode_x16_at_one_and_two_tokens(desc):
-    """bf16 activations through the heuristics' own M <= 8 choices on a wide and a deep layer: at 1-2 tokens the plan
-    launches the x16 twin of the mma.sync decode choice (bf16 x staged as fp16 per window and token, the one-shift
-    int4 decode: heuristics.x16_sibling), from 3 tokens the bf16 decode; fp16 activations and 8-bit codes never take
-    it.  Against the fp32 reference, NaN-poisoned outputs, bias on."""
+def test_bf16_decode_x16_where_the_plan_takes_it(desc):
+    """bf16 activations through the heuristics' own M <= 8 choices on a wide and a deep layer: the plan launches the
+    x16 twin of the mma.sync decode choice (bf16 x staged as fp16 per window and token, the one-shift int4 decode:
+    heuristics.x16_sibling) at 1-2 tokens on the wide layer and 1-8 on the deep one (heuristics.x16_max_m), the bf16
+    decode otherwise; fp16 activations and 8-bit codes never take it.  Against the fp32 reference, NaN-poisoned
+    outputs, bias on."""
+    from vllm_humming.tuning.heuristics import x16_max_m
+
     for n, k in [(28672, 4096), (4096, 14336)]:
         qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name=f"x16[{desc}]",
                              bias=torch.randn(n, device="cuda"))
         pl = prepare_linear(qw)
         assert pl.backend == "kernel", pl.fallback_reason
-        for m in (1, 2, 3, 8):
+        for m in (1, 2, 3, 5, 8):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
             y = pl.kernel(x, out=out)
@@ -138,7 +141,8 @@ def test_bf16_decode_x16_at_one_and_two_tokens(desc):
             choice = pl.kernel.plan_info[m]["choice"]
             assert rel < 1.2e-2, f"{desc} {n}x{k} M={m} ({choice}): rel err {rel:.3e}"
             if pl.kernel.arch == "sm_90a":
-                assert choice.endswith("_x16_direct") == (m <= 2), f"{desc} {n}x{k} M={m}: {choice}"
+                assert choice.endswith("_x16_direct") == (m <= x16_max_m(k)), f"{desc} {n}x{k} M={m}: {choice}"
+                assert x16_max_m(k) == (8 if k > 4096 else 2)
     for desc2, dtype in [(desc.replace("bfloat16", "float16"), torch.float16), ("w:uint8b128,s:channel:bfloat16",
                                                                                torch.bfloat16)]:
         qw = quantize_weight(torch.randn(4096, 14336, device="cuda") * 0.05, WeightDesc.parse(desc2))

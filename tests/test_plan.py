@@ -15,7 +15,7 @@ from vllm_humming.desc import WeightDesc
 from vllm_humming.ops.gemm import OfflinePlanner, format_params, stage_smem
 from vllm_humming.ops.plan import (FLAG_ROW_TILE_SHIFT, KernelFit, PlanError, cubin_resources, describe, kernel_fit,
                                    plan_launches)
-from vllm_humming.tuning.heuristics import KernelChoice, arch_info
+from vllm_humming.tuning.heuristics import KernelChoice, arch_info, x16_max_m
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h200_plans_s30.json"
 FORMAT_DESC = {f.name: f.weight for f in (FORMATS.values() if isinstance(FORMATS, dict) else FORMATS)}
@@ -115,6 +115,12 @@ def test_plan_asks_only_for_the_kernels_it_may_launch():
     asked.clear()
     p3 = plan_launches(3, 28672, 4096, 4, 128, 0, info, fit, ("x16",))
     assert asked == [""] and p3.launches[0].tag == ""
+    # a layer deeper than 4096 takes the twin up to 8 tokens (heuristics.x16_max_m, session 37)
+    fits.update({"": _fit("bt8_wn4_tm2_wk2_ak256_s4_direct", 114, static=16),
+                 "x16": _fit("bt8_wn4_tm2_wk2_ak256_s4_x16_direct", 128, static=16)})
+    for m, tag in ((3, "x16"), (8, "x16")):
+        assert plan_launches(m, 4096, 14336, 4, 128, 0, info, fit, ("x16",)).launches[0].tag == tag
+    assert x16_max_m(14336) == 8 and x16_max_m(4096) == 2 and x16_max_m(4160) == 8
     # the 256-token tile: 224 row tiles x 1 split is no wave cliff at 1 block per SM -> no stream-K twin asked for
     base = _fit("bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma", 176)
     asked.clear()

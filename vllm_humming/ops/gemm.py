@@ -227,7 +227,7 @@ def x16_covers(fp: FormatParams, dtype: torch.dtype) -> bool:
 
 
 def x16_applies(arch: str, fp: FormatParams, dtype: torch.dtype) -> bool:
-    """Whether a layer launches the x16 twin of its decode choice at M <= X16_MAX_M (heuristics.x16_sibling): where
+    """Whether a layer launches the x16 twin of its decode choice at M <= x16_max_m(K) (heuristics.x16_sibling): where
     x16_covers the layer, on sm_90a, the one arch it was measured on (H200, NOTES.md session 24)."""
     return arch == "sm_90a" and x16_covers(fp, dtype)
 

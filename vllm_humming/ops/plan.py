@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (SMEM_PF_MAX_M, X16_MAX_M, ArchInfo, KernelChoice, choose_direct_splits, choose_splits,
+from ..tuning.heuristics import (SMEM_PF_MAX_M, ArchInfo, KernelChoice, choose_direct_splits, choose_splits,
                                  dp_tail_applies, dp_tail_split, env_int, plan_row_waves, sibling_head_split,
-                                 split_grid_on_wave_cliff, splits_of)
+                                 split_grid_on_wave_cliff, splits_of, x16_max_m)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -215,8 +215,9 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         if split_grid_on_wave_cliff(m_tiles * n_tiles * splits, info.sms * bk.blocks_per_sm):
             bk, tag = fit("stream_k_twin"), "stream_k_twin"
             c = bk.choice
-    if "x16" in alts and m <= X16_MAX_M:
-        # 1-2 tokens of bf16 activations: staged as fp16 for the one-shift int4 decode (heuristics.x16_sibling)
+    if "x16" in alts and m <= x16_max_m(k64):
+        # 1-2 tokens of bf16 activations (1-8 on layers deeper than 4096): staged as fp16 for the one-shift int4
+        # decode (heuristics.x16_sibling)
         bk, tag = fit("x16"), "x16"
         c = bk.choice
     if m <= SMEM_PF_MAX_M:

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
-           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "SMEM_PF_MAX_M", "plan_alternatives", "plan_row_waves",
+           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "plan_alternatives", "plan_row_waves",
            "split_grid_on_wave_cliff",
            "all_choices"]
 
@@ -97,8 +97,9 @@ class KernelChoice:
     # direct mma.sync only: 4-bit integer codes with bf16 activations run on fp16 MMAs -- each 64..128-column window of
     # each token staged as fp16 with its own power-of-two scale (exact: bf16's 8 significant bits fit fp16's 11), so
     # the decode is the one-shift raw_row16 (dequant.cuh) instead of three shifts per word (gemm_wna16_direct.cuh,
-    # DirectPlan::kX16).  The staging costs per token row, the decode saving per weight: it pays at 1-2 tokens
-    # (plan_alternatives: the layer's plan launches it from X16_MAX_M tokens down).  Any other format, or fp16
+    # DirectPlan::kX16).  The staging costs per token row, the decode saving per weight: it pays at 1-2 tokens, and
+    # at 1-8 on layers deeper than 4096 (session 37)
+    # (plan_alternatives: the layer's plan launches it from x16_max_m(K) tokens down).  Any other format, or fp16
     # activations (which decode that way anyway), compile the plain kernel.  Short name: "_x16" before the pipeline.
     x16: bool = False
     # direct mma.sync only: KB of each block's shared memory that receive its warps' first weight atoms (whole scale
@@ -456,7 +457,7 @@ def wide_rows_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
 
 def x16_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
     """The bf16-staged-as-fp16 twin (KernelChoice.x16) of an 8-token mma.sync decode choice, or None.  The layer's
-    plan launches it at M <= X16_MAX_M where the format and activations allow it (ops/gemm.py GemmLayer._alternatives:
+    plan launches it at M <= x16_max_m(K) (2; 8 on layers deeper than 4096) where the format and activations allow it (ops/gemm.py GemmLayer._alternatives:
     4-bit integer codes, bf16 activations, sm_90a -- where it was measured).  int4 g128, us, bf16 decode vs staged,
     same run (results/h200-2026-12-04-s24/a/sweep_x16_*.txt): 28672x4096 (bt8_wn14_tm1_wk2) M=1 20.3 vs 19.4, M=2
     20.9 vs 20.7, M=4 21.5 vs 21.5, M=8 22.5 vs 23.1; 4096x14336 (bt8_wn4_tm2_wk2) M=1 11.8 vs 11.6, M=2 12.6 vs 12.4,
@@ -469,6 +470,17 @@ def x16_sibling(choice: "KernelChoice") -> Optional["KernelChoice"]:
 
 # up to this many tokens the plan launches x16_sibling where the layer allows it
 X16_MAX_M = 2
+# ... and up to this many on layers deeper than X16_LONG_K (x16_max_m).  Since session 37's pass over x (its cost no
+# longer grows row by row) the twin also wins at 3-8 tokens on the long layer and not on the wide one, same run,
+# us, x16 vs bf16 decode: H200 4096x14336 M = 4 / 8 12.9 / 15.2 vs 13.1 / 15.6, 28672x4096 20.6 / 22.6 vs 20.5 / 21.5
+# (results/2026-12-05-s37/d/sweep_{long,wide}_default.txt); H100 4096x14336 14.8 / 16.1 vs 15.0 / 16.6 (c/).
+X16_LONG_MAX_M = 8
+X16_LONG_K = 4096
+
+
+def x16_max_m(k: int) -> int:
+    """The most tokens at which a layer of depth K launches its x16 twin (ops/plan.py)."""
+    return X16_LONG_MAX_M if k > X16_LONG_K else X16_MAX_M
 
 
 # up to this many tokens the plan launches the shared-memory prefetch choice where the layer has one.  H100, int4
@@ -481,7 +493,7 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
                       float_family: bool = False, sms: int = 0) -> List[Tuple[str, "KernelChoice"]]:
     """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
     GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin), and
-    ("x16", x16_sibling) at M <= X16_MAX_M; for the 8-token wgmma decode choice of a layer that has one (``n``,
+    ("x16", x16_sibling) at M <= x16_max_m(K); for the 8-token wgmma decode choice of a layer that has one (``n``,
     ``k``, ``group``, ``float_family``, ``sms``: the layer), ("smem_pf", smem_prefetch_decode_choice) and its x16 twin
     ("smem_pf_x16") at M <= SMEM_PF_MAX_M.  Every alternative is compiled with the bucket's choice (specs, prewarm,
     strict no-JIT mode, CI's all_choices).  ``bits`` (0 = not known): 8-bit codes get no wide-rows sibling -- its
