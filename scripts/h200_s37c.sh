@@ -5,6 +5,8 @@
 # (2) sweeps at M = 1 / 2 / 4 / 8 of the mma.sync decode choices of the three int4 layers, default vs BY_ROWS, and on
 # 6144x4096 the timing-only HUMMING_DEBUG_DIRECT_NO_XPASS (no pass at all: the bound).  On an H200 the int4 bench of
 # record runs first.  Carry .whl.
+# (Ran on 5e2c77e.  0ec0f2b replaced HUMMING_DIRECT_XPASS_BY_ROWS by the default direct_window_pass; the old pass is
+# HUMMING_DIRECT_XPASS_ROW_MAJOR since -- scripts/h200_s37d.sh is the A/B on the final kernel.)
 . scripts/h200_setup.sh
 call_results c
 grep -q H200 "$OUT/device.txt" && int4_record 190
