@@ -518,10 +518,12 @@ class KernelFunction:
                             f"{self.device}: {name} ({desc}); the device allows {optin} bytes per block in total "
                             f"and the kernel uses {static} bytes of static shared memory", code=int(res[0]), name=name)
         self._max_smem = nbytes
-        carveout = os.environ.get("HUMMING_DEBUG_SMEM_CARVEOUT", "")
+        carveout = os.environ.get("HUMMING_DEBUG_SMEM_CARVEOUT", "").strip()
         if carveout:
             # experiments only: the preferred shared-memory carveout (percent of the SM's unified L1 / shared memory)
             # of every kernel that takes more than 48 KB -- the driver otherwise picks one per launch
+            if not carveout.isdigit() or int(carveout) > 100:
+                raise JitError(f"HUMMING_DEBUG_SMEM_CARVEOUT must be a percentage 0..100, got {carveout!r}")
             attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
             _check(d.cuKernelSetAttribute(attr, int(carveout), self._kernel, self._cudev),
                    f"cuKernelSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT={carveout}) of kernel {self.name}")

@@ -801,6 +801,15 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   }   // operand route
 }
 
+// The x16 staging scale of a window (DirectPlan::kX16) from the bit pattern of its max |x| in bf16: 2^sh with
+// sh = 14 - E, E the max's binary exponent (bits above bf16's 7 mantissa bits), so the window's values land below 2^15;
+// clamped to fp32's normal exponents.  scale = 2^sh, inv = 2^-sh.
+__device__ __forceinline__ void x16_window_scale(uint32_t max_bits, float& scale, float& inv) {
+  const int sh = max(-126, min(126, 14 - ((int)(max_bits >> 7) - 127)));
+  scale = __uint_as_float((uint32_t)(sh + 127) << 23);
+  inv = __uint_as_float((uint32_t)(127 - sh) << 23);
+}
+
 // Phase 2's pass over x: the window sums xs[window][row] of the zero fold (DirectPlan::kXSum) and, for bf16 staged as
 // fp16 (DirectPlan::kX16), each (row, window)'s power-of-two scale, the fp16 rewrite of x in place and xinv.
 //
@@ -870,9 +879,8 @@ __device__ __forceinline__ void direct_window_pass_items(uint8_t* smem, const Di
   for (int j = 0; j < kR; ++j) {
     float inv = 1.f;
     if constexpr (Plan::kX16) {
-      const int sh = max(-126, min(126, 14 - ((int)(mx[j] >> 7) - 127)));   // bf16: exponent bits above 7 mantissa
-      const float scale = __uint_as_float((uint32_t)(sh + 127) << 23);
-      inv = __uint_as_float((uint32_t)(127 - sh) << 23);
+      float scale;
+      x16_window_scale(mx[j], scale, inv);
       v[j] *= scale;
       if (ok[j]) {
 #pragma unroll
@@ -1060,9 +1068,8 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
         mx = max(mx & 0xFFFFu, mx >> 16);
 #pragma unroll
         for (int o = 1; o < kChunksPerWindow; o <<= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        const int sh = max(-126, min(126, 14 - ((int)(mx >> 7) - 127)));   // bf16: exponent bits above 7 mantissa
-        const float scale = __uint_as_float((uint32_t)(sh + 127) << 23);
-        inv = __uint_as_float((uint32_t)(127 - sh) << 23);
+        float scale;
+        x16_window_scale(mx, scale, inv);
         if (ok) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
