@@ -263,7 +263,8 @@ def test_direct_smem_prefetch_experiment(choice, budget, monkeypatch):
                                     KernelChoice(16, 4, 1, 2, 256, 4, "direct")], ids=lambda c: c.short())
 def test_direct_window_pass_matches_the_row_major_pass(choice, monkeypatch):
     """Phase 2's pass over x (gemm_wna16_direct.cuh, direct_window_pass: up to four (row, pass) items per thread,
-    the max and the sum in the same butterfly rounds) computes what the row-major pass of sessions 9-36 computed
+    the max and the sum in the same butterfly rounds; by default reading x from global memory itself, or from the
+    copied tile under HUMMING_DIRECT_XPASS_FROM_SMEM) computes what the row-major pass of sessions 9-36 computed
     (HUMMING_DIRECT_XPASS_ROW_MAJOR), bit for bit, at every token count of the tile (the one / two / groups-of-four
     paths, a partial last group), windows of 128 / 64 columns, integer and float zero points, int3, K tails, odd N; no
     NaN, and within the fp32 reference's tolerance.  The same K splits for both (HUMMING_DEBUG_SPLITS: the two kernels'
@@ -287,10 +288,13 @@ def test_direct_window_pass_matches_the_row_major_pass(choice, monkeypatch):
             x = (x.sign() * (0.25 + torch.rand_like(x))).to(torch.bfloat16)
             monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_DIRECT_XPASS_ROW_MAJOR")
             y0 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})(x)
+            monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_DIRECT_XPASS_FROM_SMEM")
+            y2 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})(x)
             monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
             y1 = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})(x)
             assert not torch.isnan(y1).any(), (choice.short(), desc, m)
             assert torch.equal(y0, y1), f"{choice.short()} {desc} {n}x{k} M={m}: the pass changed the result"
+            assert torch.equal(y0, y2), f"{choice.short()} {desc} {n}x{k} M={m}: the pass from smem differs"
             ref = reference_gemm(x.float(), qw)
             assert ((y1.float() - ref).norm() / ref.norm()).item() < 1.2e-2
 

@@ -196,6 +196,27 @@ def test_act_order_k_perm():
         assert ((y.float() - ref).norm() / ref.norm()).item() < 1e-2
 
 
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g128:bfloat16,zp:int", "w:uint8b128,s:channel:bfloat16"])
+def test_misaligned_activations(desc):
+    """x as a contiguous view at an odd storage offset (not 16-byte aligned): every kernel reads x in 16-byte pieces,
+    so the layer copies it first -- the right result, not a misaligned-address fault."""
+    qwd = WeightDesc.parse(desc)
+    n, k = 1000, 1088
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, qwd)
+    pl = prepare_linear(qw)
+    for m in (1, 5, 17, 64, 257):
+        flat = torch.randn(m * k + 1, device="cuda", dtype=torch.bfloat16)
+        x = flat[1:].view(m, k)
+        assert x.is_contiguous() and x.data_ptr() % 16 != 0
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        y = pl.kernel(x, out=out)
+        torch.cuda.synchronize()
+        ref = reference_gemm(x.float(), qw)
+        assert not torch.isnan(y).any()
+        rel = ((y.float() - ref).norm() / ref.norm()).item()
+        assert rel < 1.2e-2, f"{desc} M={m}: rel err {rel:.3e}"
+
+
 def test_cuda_graph_and_repeat():
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     qw = quantize_weight(torch.randn(6144, 4096, device="cuda") * 0.05, desc)

@@ -836,8 +836,10 @@ class GemmLayer:
             x2 = x2.contiguous()
         plan = self._plans.get(m) or self._plan(m)
         xp = x2.data_ptr()
-        if plan[1] and xp % 16:
-            x2 = x2.clone()          # bulk / TMA copies read 16-byte aligned rows (an odd storage offset, rare)
+        if xp % 16:
+            # every kernel reads x in 16-byte pieces (cp.async, bulk / TMA copies, the decode's vector loads), and a
+            # misaligned address is a fatal CUDA error: a view at an odd storage offset (rare) is copied first
+            x2 = x2.clone()
             xp = x2.data_ptr()
         if plan[4] is not None:
             plan[4].update(xp)       # the kernel's tensor map of x

@@ -81,6 +81,20 @@ template <int kWords> HUMMING_DEVICE void load_words(uint32_t (&dst)[kWords], co
   }
 }
 
+// 16 bytes of activations straight from global memory into registers, through L2 only (".cg", like cp.async.cg):
+// the direct decode kernel's pass over x (gemm_wna16_direct.cuh, direct_window_pass) reads x this way after
+// griddepcontrol.wait -- x was written by the previous kernel, so no non-coherent / L1 path.  The address must be
+// 16-byte aligned (the host clones a misaligned x: GemmLayer.__call__).
+HUMMING_DEVICE uint4 ldg16_cg(const void* src) {
+#ifdef HUMMING_EMULATE
+  return *reinterpret_cast<const uint4*>(src);
+#else
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(src));
+  return v;
+#endif
+}
+
 // The same words straight from global memory (gemm_wna16_direct.cuh): vector loads through the non-coherent path that
 // do not allocate in L1 -- every packed weight byte is read exactly once.
 template <int kWords> HUMMING_DEVICE void ldg_stream_words(uint32_t (&dst)[kWords], const uint32_t* src) {

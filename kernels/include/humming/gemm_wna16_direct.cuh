@@ -17,8 +17,9 @@
 // Phases
 //   1. every warp issues the loads of its first kStages atoms (before griddepcontrol.wait: weights are never written
 //      by an earlier kernel), the block copies the range's group scales / zero terms to shared memory;
-//   2. after griddepcontrol.wait the block copies its activation rows of the range to shared memory and sums them
-//      per scale window (below); one barrier;
+//   2. after griddepcontrol.wait the block stages its activation rows of the range in shared memory; where windows
+//      need sums of x (below) one pass loads x from global memory, sums it per window and stores the tile (x16: as
+//      fp16), otherwise a plain copy; one barrier;
 //   3. the barrier-free main loop: per atom, consume the oldest ring slot, refill it kStages atoms ahead, dequantize
 //      the raw pairs and issue the MMAs; at the end of each window fold its zero and scale into the accumulators;
 //   4. the K-warps' accumulators are summed in shared memory and the split-K epilogue of gemm_wna16.cuh runs
@@ -828,9 +829,20 @@ __device__ __forceinline__ void x16_window_scale(uint32_t max_bits, float& scale
 // read wherever none of them is below 2^-14 after scaling, i.e. below 2^-28 of the window's max (those few lose bits in
 // fp16, an error far below the fp32 sums' own rounding).  The fold multiplies by xinv = 2^-sh.  Inf / NaN stay Inf /
 // NaN.  (A window of values above ~2^120 could overflow the fp32 sum: such activations overflow the bf16 output anyway.)
-template <class Cfg, int kR>
+// Where the pass reads x.  kFromGlobal (the default): straight from global memory -- row m0 + r, columns col0 + 8 c of
+// the block's range, zeros from col_end on (K's tail, the last split's missing atoms) -- and the pass writes the
+// chunk to the x tile itself (fp16 for x16, as read otherwise): phase 2 has no separate copy, no cp.async wait and
+// one barrier fewer on every block's critical path.  Otherwise (HUMMING_DIRECT_XPASS_FROM_SMEM, the A/B of it) the
+// block has copied x to shared memory first and the pass reads the tile there.
+template <class T> struct DirectXSource {
+  const T* x;
+  int K, m0, col0, col_end;
+};
+
+template <class Cfg, int kR, bool kFromGlobal>
 __device__ __forceinline__ void direct_window_pass_items(uint8_t* smem, const DirectSmem<Cfg>& L, int rows, int item0,
-                                                         int n_items, int tid, int lane) {
+                                                         int n_items, int tid, int lane,
+                                                         const DirectXSource<typename Cfg::T>& src) {
   using T = typename Cfg::T;
   using T2 = typename Cfg::T2;
   using Plan = DirectPlan<Cfg>;
@@ -851,7 +863,12 @@ __device__ __forceinline__ void direct_window_pass_items(uint8_t* smem, const Di
     // warp-uniform except at the row's last chunks: whole windows either way (range_cols is a multiple of kWindow)
     ok[j] = it < n_items && ch[j] < chunks_per_row;
     uint4 q = make_uint4(0u, 0u, 0u, 0u);
-    if (ok[j]) q = *reinterpret_cast<const uint4*>(sx + row[j] * L.ld + ch[j] * 8);
+    if constexpr (kFromGlobal) {
+      const int col = src.col0 + ch[j] * 8;
+      if (ok[j] && col < src.col_end) q = ldg16_cg(src.x + (size_t)(src.m0 + row[j]) * src.K + col);
+    } else {
+      if (ok[j]) q = *reinterpret_cast<const uint4*>(sx + row[j] * L.ld + ch[j] * 8);
+    }
     u[j][0] = q.x; u[j][1] = q.y; u[j][2] = q.z; u[j][3] = q.w;
   }
   float v[kR];
@@ -890,6 +907,8 @@ __device__ __forceinline__ void direct_window_pass_items(uint8_t* smem, const Di
         }
         *reinterpret_cast<uint4*>(sx + row[j] * L.ld + ch[j] * 8) = make_uint4(u[j][0], u[j][1], u[j][2], u[j][3]);
       }
+    } else if constexpr (kFromGlobal) {
+      if (ok[j]) *reinterpret_cast<uint4*>(sx + row[j] * L.ld + ch[j] * 8) = make_uint4(u[j][0], u[j][1], u[j][2], u[j][3]);
     }
     if (ok[j] && ch[j] % kChunksPerWindow == 0) {
       xs[(ch[j] / kChunksPerWindow) * kBT + row[j]] = v[j];
@@ -898,9 +917,9 @@ __device__ __forceinline__ void direct_window_pass_items(uint8_t* smem, const Di
   }
 }
 
-template <class Cfg>
+template <class Cfg, bool kFromGlobal>
 __device__ __forceinline__ void direct_window_pass(uint8_t* smem, const DirectSmem<Cfg>& L, int rows, int tid,
-                                                   int lane) {
+                                                   int lane, const DirectXSource<typename Cfg::T>& src) {
   constexpr int kBT = Cfg::kBT;
   // items per round: 4, but 2 in the prefetch kernels (DirectPrefetch), which must stay within half an SM's
   // registers (<= 80 a thread at 384 threads) -- four items there took 99 (ptxas, sm_90a)
@@ -915,12 +934,13 @@ __device__ __forceinline__ void direct_window_pass(uint8_t* smem, const DirectSm
   const int passes = ceil_div(max(0, chunks_per_row - (tid - lane)), Cfg::kThreads);
   const int n_items = passes * rows;
   if (n_items == 1) {
-    direct_window_pass_items<Cfg, 1>(smem, L, rows, 0, n_items, tid, lane);
+    direct_window_pass_items<Cfg, 1, kFromGlobal>(smem, L, rows, 0, n_items, tid, lane, src);
   } else if (n_items == 2) {
-    direct_window_pass_items<Cfg, 2>(smem, L, rows, 0, n_items, tid, lane);
+    direct_window_pass_items<Cfg, 2, kFromGlobal>(smem, L, rows, 0, n_items, tid, lane, src);
   } else {
 #pragma unroll 1
-    for (int i0 = 0; i0 < n_items; i0 += kPassItems) direct_window_pass_items<Cfg, kPassItems>(smem, L, rows, i0, n_items, tid, lane);
+    for (int i0 = 0; i0 < n_items; i0 += kPassItems)
+      direct_window_pass_items<Cfg, kPassItems, kFromGlobal>(smem, L, rows, i0, n_items, tid, lane, src);
   }
   // token slots past the valid rows read as 0
   float* xs = reinterpret_cast<float*>(smem + L.off_xs);
@@ -929,6 +949,9 @@ __device__ __forceinline__ void direct_window_pass(uint8_t* smem, const DirectSm
     xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
     if constexpr (DirectPlan<Cfg>::kX16) xinv[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
   }
+  // (reading from global: the weight prefetch's cp.async groups, DirectPrefetch, complete before the barrier, as the
+  // x copy's wait covered them otherwise)
+  if constexpr (kFromGlobal && DirectPrefetch<Cfg>::kOn) cp_async_wait<0>();
   __syncthreads();
 }
 
@@ -1006,7 +1029,15 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   // When the next PDL launch may start prefetching its weights: right away when this grid fills the resident slots
   // (it then hides this grid's tail), else after the main loop (see gemm_wna16.cuh; the host decides: flags).
   if (release_early) grid_dependents_launch();
-  {
+  // the pass over x reads x from global memory itself (direct_window_pass): no separate copy first
+#if !defined(HUMMING_DEBUG_DIRECT_NO_XPASS) && !defined(HUMMING_DIRECT_XPASS_ROW_MAJOR) && \
+    !defined(HUMMING_DIRECT_XPASS_FROM_SMEM)
+  constexpr bool kPassReadsX = Plan::kXSum;
+#else
+  constexpr bool kPassReadsX = false;
+#endif
+  const DirectXSource<T> xsrc{x, K, m0, ka0 * 64, min(K, ka1 * 64)};
+  if constexpr (!kPassReadsX) {
     const int chunks_per_row = range_cols / 8;
     T* sx = reinterpret_cast<T*>(smem);
     for (int c = tid; c < rows * chunks_per_row; c += kThreads) {
@@ -1031,7 +1062,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
     }
     __syncthreads();
 #elif !defined(HUMMING_DIRECT_XPASS_ROW_MAJOR)
-    direct_window_pass<Cfg>(smem, L, rows, tid, lane);
+    direct_window_pass<Cfg, kPassReadsX>(smem, L, rows, tid, lane, xsrc);
 #else
     // (the row-major pass of sessions 9-36, kept for the bit-identity test of the default above:
     // HUMMING_DEBUG_DEFINES=HUMMING_DIRECT_XPASS_ROW_MAJOR)
@@ -1110,7 +1141,7 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
   // positions read from the prefetch region (the smem ring: all of them)
   const int pf_n = !Pf::kOn ? 0 : Pf::kRing ? n_seq : min(L.pf, n_seq);
   if constexpr (Pf::kOn) {
-    // (the x staging's cp_async_wait<0> and barrier above covered the prefetched groups)
+    // (phase 2's cp_async_wait<0> and barrier -- the x copy's or the pass's -- covered the prefetched groups)
     int slot = 0;
 #pragma unroll 2
     for (int p = 0; p < pf_n; p += kU)
