@@ -33,6 +33,47 @@ def workdir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("emu_gemm"))
 
 
+def test_emulated_cp_async_lands_only_when_its_group_is_retired(tmp_path):
+    """The emulation's cp.async (tests/host/cuda_emu.h) keeps the hardware's promise and no more: a copy's bytes land
+    in shared memory at the cp.async.wait_group that retires its commit group -- not at issue, not at a wait before
+    its commit, and wait_group N leaves the N newest groups in flight.  The decode kernel's pass over x once waited
+    without committing the scale copies issued before it (session 38); this is what lets CPU tests see such bugs."""
+    import emu_launch
+
+    src = r"""#define HUMMING_EMULATE 1
+#include "cuda_emu.h"
+#include "humming/copy.cuh"
+#include <cstdio>
+int main() {
+  alignas(16) unsigned char g[3][16], s[3][16];
+  for (int i = 0; i < 3; ++i) for (int j = 0; j < 16; ++j) { g[i][j] = (unsigned char)(1 + i); s[i][j] = 0xA5; }
+  int seen[6];
+  emu::launch(1, 32, [&] {
+    if (threadIdx.x != 0) return;
+    humming::copy16_async(s[0], g[0], true);
+    humming::cp_async_wait<0>();                 // not committed yet: stays in flight
+    seen[0] = s[0][0];
+    humming::cp_async_commit();                  // group A = {0}
+    humming::copy16_async(s[1], g[1], true);
+    humming::cp_async_commit();                  // group B = {1}
+    humming::copy16_async(s[2], g[2], false);    // zero-fill, uncommitted
+    seen[1] = s[0][0];
+    humming::cp_async_wait<1>();                 // retires A only
+    seen[2] = s[0][0]; seen[3] = s[1][0];
+    humming::cp_async_commit();                  // group C = {2}
+    humming::cp_async_wait<0>();                 // retires B and C
+    seen[4] = s[1][0]; seen[5] = s[2][0];
+  });
+  for (int i = 0; i < 6; ++i) printf("%d ", seen[i]);
+  return 0;
+}
+"""
+    exe = emu_launch.build(src, str(tmp_path / "cp_async_emu"))
+    import subprocess
+    out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout.split()
+    assert [int(v) for v in out] == [0xA5, 0xA5, 1, 0xA5, 2, 0]
+
+
 def _layer(qw, dtype):
     """GemmLayer's load-time repack on the CPU (the part of GemmLayer that needs no GPU)."""
     layer = object.__new__(G.GemmLayer)

@@ -189,19 +189,48 @@ template <class T> inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], 
 }  // namespace emu
 
 namespace emu {
+// cp.async as the hardware promises it, no more: the 16 source bytes are read at issue, but they land in shared
+// memory only when a cp.async.wait_group of the issuing thread retires their commit group (wait_group N: every group
+// but the N newest); copies never committed never land.  A read of the destination before that sees the old bytes --
+// the block's shared memory starts as 0xA5 bytes -- so a missing wait shows up in CPU tests as wrong results instead
+// of passing because the emulated copy happened to be synchronous.
+struct PendingCopy {
+  void* dst;
+  unsigned char bytes[16];
+};
+inline thread_local std::vector<PendingCopy> t_cp_open;                  // issued since the last commit
+inline thread_local std::vector<std::vector<PendingCopy>> t_cp_groups;   // committed, not yet retired; oldest first
+inline void cp_async16(void* dst, const void* src, bool valid) {
+  PendingCopy p{dst, {}};
+  if (valid) std::memcpy(p.bytes, src, 16);
+  else std::memset(p.bytes, 0, 16);
+  t_cp_open.push_back(p);
+}
+inline void cp_async_commit() {
+  t_cp_groups.push_back(std::move(t_cp_open));
+  t_cp_open.clear();
+}
+inline void cp_async_wait(int pending) {
+  while ((int)t_cp_groups.size() > pending) {
+    for (const PendingCopy& p : t_cp_groups.front()) std::memcpy(p.dst, p.bytes, 16);
+    t_cp_groups.erase(t_cp_groups.begin());
+  }
+}
+
 inline std::vector<unsigned char> g_dynamic_smem;      // the block's dynamic shared memory (HUMMING_DYNAMIC_SMEM)
 inline void* dynamic_smem() { return g_dynamic_smem.data(); }
 
 // Run `body` as a grid of blocks of `block` threads (block a multiple of 32: whole warps), with `smem` bytes of
-// dynamic shared memory per block (filled with 0xA5 bytes, not zeros: a GPU promises nothing either).  Blocks run one
-// after another, x fastest: a kernel whose blocks wait for later blocks (a spin on a ticket) would hang here.
+// dynamic shared memory per block (filled with 0xA5 bytes before every block, not zeros and not the previous block's
+// bytes: a GPU promises nothing either).  Blocks run one after another, x fastest: a kernel whose blocks wait for later
+// blocks (a spin on a ticket) would hang here.
 inline void launch3(EmuDim3 grid, unsigned block, const std::function<void()>& body, unsigned smem = 0) {
-  g_dynamic_smem.assign(smem + 16, 0xA5);
   gridDim = grid;
   blockDim = {block, 1, 1};
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
+        g_dynamic_smem.assign(smem + 16, 0xA5);
         g_block_barrier = std::make_unique<std::barrier<>>(block);
         g_warp_barriers.clear();
         for (unsigned w = 0; w < (block + 31) / 32; ++w)

@@ -13,7 +13,9 @@ HUMMING_DEVICE uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(
 
 // Copy 16 bytes global -> shared; when !valid the destination is zero-filled and the source is not read.
 HUMMING_DEVICE void copy16_async(void* smem_dst, const void* gmem_src, bool valid) {
-#if __CUDA_ARCH__ >= 800
+#if defined(HUMMING_EMULATE)
+  emu::cp_async16(smem_dst, gmem_src, valid);   // lands at the cp_async_wait that retires its group
+#elif __CUDA_ARCH__ >= 800
   const int src_size = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)), "l"(gmem_src),
                "r"(src_size));
@@ -31,13 +33,17 @@ HUMMING_DEVICE void copy16_async_stream(void* smem_dst, const void* gmem_src, bo
 }
 
 HUMMING_DEVICE void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
+#if defined(HUMMING_EMULATE)
+  emu::cp_async_commit();
+#elif __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
 #endif
 }
 
 template <int kPending> HUMMING_DEVICE void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
+#if defined(HUMMING_EMULATE)
+  emu::cp_async_wait(kPending);
+#elif __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 #endif
 }

@@ -949,9 +949,17 @@ __device__ __forceinline__ void direct_window_pass(uint8_t* smem, const DirectSm
     xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
     if constexpr (DirectPlan<Cfg>::kX16) xinv[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
   }
-  // (reading from global: the weight prefetch's cp.async groups, DirectPrefetch, complete before the barrier, as the
-  // x copy's wait covered them otherwise)
-  if constexpr (kFromGlobal && DirectPrefetch<Cfg>::kOn) cp_async_wait<0>();
+  // Reading x from global memory, the pass makes no cp.async of its own, but phase 1 does: the range's group scales /
+  // zero terms (direct_copy_scales, issued but not yet committed to a group) and the weight prefetch (DirectPrefetch,
+  // committed).  The x copy's commit + cp_async_wait<0> is what retired them otherwise; here the same pair makes them
+  // land before the barrier, for every thread to read after it (wait_group retires committed groups only: a wait
+  // without the commit would leave the scales in flight).  Issued before griddepcontrol.wait, they have almost always
+  // landed by now -- without this the main loop read stale scales whenever they had not: session 38's GPU suites
+  // under load, and the CPU emulation, which lands a cp.async only at the wait that retires its group.
+  if constexpr (kFromGlobal) {
+    cp_async_commit();
+    cp_async_wait<0>();
+  }
   __syncthreads();
 }
 
