@@ -790,9 +790,8 @@ class GemmLayer:
                 launch, x_map = bounds[0], (maps[0] if maps else None)
             else:
                 launch, x_map = _Launches(bounds), (_MapSlots(maps) if maps else None)
-            c = lp.launches[0].choice
-            # (launch, x rows must be 16-byte aligned, workspace of the last launch, tickets, TMA map slot or None)
-            plan = (launch, c.bulk or c.tma_x, ws, self._tickets, x_map)
+            # (launch, workspace of the last launch and tickets -- held with the plan --, TMA map slot or None)
+            plan = (launch, ws, self._tickets, x_map)
             self.plan_info[m] = dict(lp.info)
             if os.environ.get("HUMMING_PRINT_CHOICE") == "1":
                 print(f"[humming] layer {self.name!r} M={m}: {describe(lp)}")
@@ -841,7 +840,7 @@ class GemmLayer:
             # misaligned address is a fatal CUDA error: a view at an odd storage offset (rare) is copied first
             x2 = x2.clone()
             xp = x2.data_ptr()
-        if plan[4] is not None:
-            plan[4].update(xp)       # the kernel's tensor map of x
+        if plan[3] is not None:
+            plan[3].update(xp)       # the kernel's tensor map of x
         plan[0](xp, y.data_ptr())
         return y if flat else y.reshape(*lead, self.n)
