@@ -15,10 +15,12 @@ step() { local t=$1; shift; echo "== $*"; timeout "$t" "$@"; }
 # of them ran in 6.3 minutes that way (session 24) instead of ~35 serially.
 gpu_suites() {  # TIMEOUT_S
   local par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
-  step "$1" python3 -m pytest -q $par -m gpu tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_ops_gpu.py \
+  # (-v: one line per test with its name, so a run cut off by its time limit still names its failures -- session 38's
+  # call C showed only "F"s)
+  step "$1" python3 -m pytest -v --tb=short -rf $par -m gpu tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_ops_gpu.py \
     tests/test_prefill_chunks.py tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py \
     tests/test_moe_gpu.py tests/test_act_quant_gpu.py -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
-  grep -E "^FAILED|passed|failed" "$OUT/gpu_tests.log" | tail -8
+  grep -E "FAILED|passed|failed" "$OUT/gpu_tests.log" | cut -c1-200 | tail -12
 }
 e2e_fixtures() {
   [ -d .shared_fixtures ] || { echo "e2e: .shared_fixtures not carried"; return; }
