@@ -831,8 +831,8 @@ __device__ __forceinline__ void x16_window_scale(uint32_t max_bits, float& scale
 // NaN.  (A window of values above ~2^120 could overflow the fp32 sum: such activations overflow the bf16 output anyway.)
 // Where the pass reads x.  kFromGlobal (the default): straight from global memory -- row m0 + r, columns col0 + 8 c of
 // the block's range, zeros from col_end on (K's tail, the last split's missing atoms) -- and the pass writes the
-// chunk to the x tile itself (fp16 for x16, as read otherwise): phase 2 has no separate copy, no cp.async wait and
-// one barrier fewer on every block's critical path.  Otherwise (HUMMING_DIRECT_XPASS_FROM_SMEM, the A/B of it) the
+// chunk to the x tile itself (fp16 for x16, as read otherwise): phase 2 has no separate copy of x (no round trip
+// global -> shared -> registers) and one barrier fewer on every block's critical path.  Otherwise (HUMMING_DIRECT_XPASS_FROM_SMEM, the A/B of it) the
 // block has copied x to shared memory first and the pass reads the tile there.
 template <class T> struct DirectXSource {
   const T* x;
