@@ -295,8 +295,8 @@ def test_gemm_layer_binds_what_the_planner_decides(n, k, cache_dir, monkeypatch)
             assert (len(v) == 18) == pl.choice.tma_x
         assert len(workspaces) == sum(1 for pl in lp.launches if pl.ws_numel)
         assert layer._tickets.numel() >= lp.ticket_tiles
-        assert plan[1] == (lp.launches[0].choice.bulk or lp.launches[0].choice.tma_x)
-        assert (plan[4] is not None) == lp.launches[0].choice.tma_x
+        assert plan[2] is layer._tickets                 # (launch, workspace, tickets, TMA map slot)
+        assert (plan[3] is not None) == lp.launches[0].choice.tma_x
         log.clear()
         plan[0](111, 222)
         assert log == [("call", pl.tag, pl.grid, 111, 222) for pl in lp.launches]
