@@ -107,7 +107,10 @@ class KernelChoice:
     # ring takes over (gemm_wna16_direct.cuh, DirectPrefetch).  A grid that leaves half of every SM free lets the next
     # PDL launch's blocks sit beside it and stream their weights while it computes.  pf_ring: the whole stream goes
     # through a warp-private shared-memory ring of that size instead (every consumed slot refilled with the atom one
-    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.
+    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.  The direct wgmma kernel
+    # takes only the ring (_pfr: its weight stream through cp.async into a per-warp ring of KB // (bytes per position)
+    # positions instead of the register ring of `stages` atoms -- more bytes in flight without registers; planned like
+    # any split-K grid, no prefetch before the grid wait; session 39).
     pf: int = 0
     pf_ring: bool = False
 
@@ -141,9 +144,10 @@ class KernelChoice:
         if self.x16 and not (self.direct and not self.wgmma):
             raise ValueError("KernelChoice.x16 (bf16 activations staged as fp16 for the one-shift int4 decode) applies "
                              f"to the direct mma.sync kernel, got {self.short()}")
-        if (self.pf or self.pf_ring) and not (self.direct and not self.wgmma and 0 < self.pf <= 200):
+        if (self.pf or self.pf_ring) and not (self.direct and 0 < self.pf <= 200 and (self.pf_ring or not self.wgmma)):
             raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait) applies to the "
-                             f"direct mma.sync kernel, 1..200 KB per block, got {self.short()}")
+                             "direct kernels, 1..200 KB per block, and to the wgmma one only as a ring (_pfr<KB>), "
+                             f"got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -277,12 +281,13 @@ class KernelChoice:
         """Positions of each warp's atom sequence staged in shared memory before the grid wait (the
         HUMMING_DIRECT_SMEM_PREFETCH experiment; gemm_wna16_direct.cuh, direct_prefetch_atoms): 0 by default."""
         budget = self.pf * 1024 if self.pf else direct_smem_prefetch_bytes()
-        if not budget or self.wgmma:
-            return 0
-        unit = direct_unit_atoms(group)
+        ring = self.pf_ring if self.pf else direct_smem_ring()   # DirectPrefetch::kRing
+        if not budget or (self.wgmma and not ring):
+            return 0      # the wgmma kernel has no prefetch, only the ring
+        unit = 1 if self.wgmma else direct_unit_atoms(group)
         per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
         depth = budget // per_pos // unit * unit
-        if self.pf_ring if self.pf else direct_smem_ring():   # DirectPrefetch::kRing: the ring's depth
+        if ring:   # the ring's depth
             return depth
         seq_max = -(-(-(-atoms_per_split // unit)) // self.warps_k) * unit
         return min(seq_max, depth)
@@ -300,8 +305,12 @@ class KernelChoice:
             # fp32 window sums [windows][bt]); the fp32 epilogue tile reuses the region; + 1 KB to align the base
             x_cols = 64 * self.direct_wgmma_x_atoms(atoms_per_split, group)
             xs = windows * self.bt * 4 if wg_windows_experiment() else 0
-            return max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
-                       self.bt * (self.block_n + 4) * 4) + 1024
+            used = max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
+                       self.bt * (self.block_n + 4) * 4)
+            ring = self.direct_prefetch_atoms(atoms_per_split, bits, group)
+            if ring:   # DirectWgmmaSmem::off_ring: the warps' weight rings after both, 16-byte aligned
+                used = -(-used // 16) * 16 + ring * self.warps_n * self.tiles_m * 32 * bits * 4
+            return used + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
         used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + 2 * windows * self.bt * 4 + red
@@ -702,7 +711,8 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
         waves = -(-(n_tiles * m_tiles * splits) // (info.sms * bps))
         if forced:
             cost = (abs(splits - forced), 0)
-        elif choice.pf:
+        elif choice.pf and not choice.wgmma:
+            # (the wgmma kernel's _pfr is only a deeper weight ring: split as usual)
             # a prefetching grid wants one wave of few blocks (the next launch's blocks must fit beside it) and no
             # split-K end: fewest waves, then fewest splits
             cost = (waves, splits)

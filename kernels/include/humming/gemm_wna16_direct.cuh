@@ -500,14 +500,20 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // With the windowed experiment (DirectPlan::kWgWindows) the x region holds DirectPlan::wg_x_atoms atom columns (its
 // last loop body reads up to kWgBody - 1 zero atoms past the range) and fp32 window sums [windows][kBT] follow the
 // zero terms (float zero points only).
+// With a weight ring in shared memory (DirectPrefetch::kRing: a "_pfr<KB>" choice) the warps' rings follow, 16-byte
+// aligned, after whichever is larger: the regions above or the epilogue's fp32 tile (kBT rows of kBN + 4 floats,
+// which reuses the start of shared memory) -- so the ring never overlaps either.
 template <class Cfg> struct DirectWgmmaSmem {
-  int x_atoms, off_s, off_z, off_xs;
+  int x_atoms, off_s, off_z, off_xs, off_ring;
   HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
+    const int windows = ceil_div(range_cols, DirectPlan<Cfg>::kWindow);
     x_atoms = DirectPlan<Cfg>::wg_x_atoms(range_cols / 64);
     off_s = x_atoms * 64 * Cfg::kBT * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
     off_xs = off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0);
+    const int end = off_xs + (DirectPlan<Cfg>::kWgWindows ? windows * Cfg::kBT * 4 : 0);
+    off_ring = (max(end, Cfg::kBT * (Cfg::kBN + 4) * 4) + 15) & ~15;
   }
 };
 
@@ -685,10 +691,22 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   T* sz = reinterpret_cast<T*>(smem + L.off_z);
 
   // ---- 1: the first kDepth atoms of this warp's rows, the range's scales (weights: before the grid wait)
+  //         (a shared-memory ring, Pf::kRing: its kRingDepth positions copied with cp.async, one commit group each)
+  using Pf = DirectPrefetch<Cfg>;
   const int n_seq = max(0, ka1 - ka0);
   DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, 0, n_atom0 + wn * kTilesM, n_atoms, lane);
-  uint32_t ring[kDepth][kTilesM][kBits];
-  static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
+  constexpr int kRingDepth = Pf::kRing ? Pf::kMaxPos : 1;
+  uint32_t* sring = reinterpret_cast<uint32_t*>(smem + L.off_ring) + wn * kRingDepth * kTilesM * Cfg::kAtomWords;
+  uint32_t ring[Pf::kRing ? 1 : kDepth][kTilesM][kBits];
+  if constexpr (Pf::kRing) {
+    static_assert(!Plan::kWgWindows, "the wgmma weight ring runs the operand route's main loop");
+    static_for<kRingDepth>([&](auto d_) {
+      stream.template copy_next_async<0>(sring + decltype(d_)::value * kTilesM * Cfg::kAtomWords, w);
+      cp_async_commit();
+    });
+  } else {
+    static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
+  }
   direct_copy_scales<Cfg>(ss, sz, gscale, gzero, ka0, range_cols, n0, N16, K64);
   // ---- 2: x after the grid dependency wait, swizzled per atom column; rows past M and columns past K / the split
   //         zero-filled
@@ -778,18 +796,34 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
     uint32_t cur[kTilesM][kBits];
-    stream.template take_and_refill<0>(cur, ring[d % kDepth]);
+    if constexpr (Pf::kRing) {
+      // position i0 + d sits in slot d % kRingDepth (i0 advances by whole bodies, a multiple of the depth); it was
+      // committed kRingDepth - 1 groups ago (one refill per position since; phase 2's wait<0> retired the prologue's)
+      uint32_t* at = sring + (d % kRingDepth) * kTilesM * Cfg::kAtomWords;
+      cp_async_wait<kRingDepth - 1>();
+      __syncwarp();   // its 16-byte pieces were copied by the warp's lanes (int4: each lane its own)
+#pragma unroll
+      for (int tm = 0; tm < kTilesM; ++tm) load_atom_words<kBits>(cur[tm], at + tm * Cfg::kAtomWords, lane);
+      __syncwarp();   // every lane has read the slot before it is overwritten
+      stream.template copy_next_async<0>(at, w);   // position i0 + d + kRingDepth (zeros past the sequence)
+      cp_async_commit();
+    } else {
+      stream.template take_and_refill<0>(cur, ring[d % kDepth]);
+    }
     const int al = i0 + d;
     const int grp = Cfg::kGroup != 0 ? al * 64 / Cfg::kGroup : 0;
     math.template wait_mma<1>();   // the MMAs that read fragment buffer d % 2 (two atoms ago) are done
     math.template atom<d % 2>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
   };
+  // (the ring's slots repeat every kRingDepth positions, the fragment buffers every 2)
+  constexpr int kLoopBody = !Pf::kRing ? kBody : kRingDepth % 2 == 0 ? kRingDepth : 2 * kRingDepth;
 #pragma unroll 1
-  for (; i0 + kBody <= n_seq; i0 += kBody) static_for<kBody>(step);
-  static_for<kBody - 1>([&](auto d_) {
+  for (; i0 + kLoopBody <= n_seq; i0 += kLoopBody) static_for<kLoopBody>(step);
+  static_for<kLoopBody - 1>([&](auto d_) {
     if (i0 + decltype(d_)::value < n_seq) step(d_);
   });
   math.template wait_mma<0>();
+  if constexpr (Pf::kRing) cp_async_wait<0>();   // the refills past the sequence (zero fills) have landed
   if (!release_early) grid_dependents_launch();
   if constexpr (kCluster != 0) {
     // (its first barrier: every warpgroup's MMAs have read x, the region becomes the fp32 tile)
