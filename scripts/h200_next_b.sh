@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Next session, call B (an H200 for the bench of record): (1) the int4 bench of record; (2) the prefetch grid at 2
-# tokens on 6144x4096 against the wgmma default (session 38, H100: 7.4 vs 7.6 -- SMEM_PF_MAX_M = 2?); (3) the long
+# tokens on 6144x4096 against the wgmma default (H100: session 38 7.4 vs 7.6, session 39 twice 7.6 vs 7.5-7.6 -- a tie there;
+# SMEM_PF_MAX_M = 2 only if the H200 says so); (3) the long
 # layer's x16 twin vs plain at 4 / 8 tokens (H100 s38: plain 15.2 vs x16 15.6 at 8; H200 s37: x16 15.2 vs 15.6).
 # Carry .whl.
 . scripts/h200_setup.sh
