@@ -10,6 +10,8 @@ call_results a
 par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
 step 150 python3 -m pytest -v --tb=short -rf $par -m gpu tests/test_gemm_direct_gpu.py -k "wgmma" >$R/test_ring.log 2>&1
 grep -E "FAILED|passed|failed|Error" $R/test_ring.log | cut -c1-200 | tail -8; pack
+# the bench's own A/B through the tuning knob (HUMMING_WG_RING_KB: the plan's 9-16-token int4 choices take the ring)
+ab_int4 default; ab_int4 ring32 HUMMING_WG_RING_KB=32; ab_int4 ring48 HUMMING_WG_RING_KB=48; pack
 B16=bt16_wn8_tm2_wk1_ak256_s2
 SWEEP_TIMEOUT=60 sweep_case ring_wide $I4 12,16 28672x4096 ${B16}_c2_direct_wgmma,${B16}_c2_pfr32_direct_wgmma,${B16}_pfr32_direct_wgmma,${B16}_pfr48_direct_wgmma,${B16}_pfr64_direct_wgmma
 SWEEP_TIMEOUT=60 sweep_case ring_long $I4 12,16 4096x14336 ${B16}_direct_wgmma,${B16}_pfr32_direct_wgmma,${B16}_pfr48_direct_wgmma,${B16}_pfr64_direct_wgmma

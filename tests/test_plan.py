@@ -369,3 +369,25 @@ def test_every_plan_covers_the_layer_once_within_the_device_limits(arch, desc, c
                 base = lp.launches[-1].choice
                 assert lp.ticket_tiles >= -(-m // base.bt) * -(-planner.n16 // base.block_n) or base.bulk or \
                     base.stream_k, where
+
+
+def test_wgmma_ring_knob_plans_the_ring_at_9_to_16_tokens(cache_dir, monkeypatch):
+    """HUMMING_WG_RING_KB (session 39's tuning knob, off by default): the 9-16-token int4 decode choices of sm_90a
+    take the shared-memory weight ring ("_pfr<KB>"), planned as ordinary split-K grids whose shared memory holds the
+    ring (two blocks per SM still fit at 32 KB); unset, nothing changes; 3-bit codes never take it."""
+    monkeypatch.delenv("HUMMING_WG_RING_KB", raising=False)
+    base = {}
+    for n, k in [(6144, 4096), (28672, 4096), (4096, 14336)]:
+        base[(n, k)] = OfflinePlanner("w:uint4b8,s:g128:bfloat16", n, k, "sm_90a", 132, cache_dir=cache_dir).plan(16)
+        assert "_pfr" not in base[(n, k)].info["choice"]
+    monkeypatch.setenv("HUMMING_WG_RING_KB", "32")
+    for n, k in [(6144, 4096), (28672, 4096), (4096, 14336)]:
+        info = OfflinePlanner("w:uint4b8,s:g128:bfloat16", n, k, "sm_90a", 132, cache_dir=cache_dir).plan(16).info
+        assert info["choice"] == base[(n, k)].info["choice"].replace("_direct_wgmma", "_pfr32_direct_wgmma"), info
+        assert info["smem"] <= 113 * 1024, info              # two blocks per SM
+        assert info["smem"] >= base[(n, k)].info["smem"] + 32 * 1024 - 1024, info   # 4 positions of 8 KB per block
+    info = OfflinePlanner("w:uint3b4,s:g128:bfloat16", 6144, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(16).info
+    assert "_pfr" not in info["choice"]
+    monkeypatch.setenv("HUMMING_WG_RING_KB", "x")
+    with pytest.raises(ValueError, match="HUMMING_WG_RING_KB"):
+        OfflinePlanner("w:uint4b8,s:g128:bfloat16", 6144, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(16)

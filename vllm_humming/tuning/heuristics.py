@@ -802,6 +802,11 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
         return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     if 8 < bucket <= 16:
+        # HUMMING_WG_RING_KB=KB (tuning, default 0 = off): the 4-bit choices below stream their weights through a
+        # shared-memory ring of KB per block instead of the register ring (KernelChoice.pf_ring; session 39 -- built,
+        # not yet measured; the bench can A/B it with this knob)
+        ring_kb = env_int("HUMMING_WG_RING_KB", 0, 0, 160) if bits == 4 else 0
+        ring = (lambda c: dataclasses.replace(c, pf=ring_kb, pf_ring=True) if ring_kb else c)
         if cluster and n >= WIDE_N and 0 < k <= 8192 and bits in (3, 4) and not float_family:
             # wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a 2-block thread block
             # cluster in distributed shared memory (no workspace round trips at the end).  28672x4096 M=16, us vs the
@@ -809,7 +814,7 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # again in session 12, results/h200-2026-12-01-s12/b_sweep_m16i4.txt), int3 28.6 vs 29.3; int8 (36.5 vs
             # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
             # lost.  K <= 8192 keeps the 16-row x range in shared memory.
-            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
+            return [ring(KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2))]
         if float_family and (bits == 8 or (bits == 4 and 0 < group < 32)):
             # float 8-bit codes (fp8 weight-only) and 16-column groups (NVFP4): the cp.async wgmma tile below
             # (bt16_wn8_tm2_wk1_ak1_s4_wgmma) on every layer.  Session 27, M=16, us, 6144x4096 / 28672x4096 /
@@ -820,13 +825,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             return []
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
-            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
+            return [ring(KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma"))]
         if bits in (3, 4) and narrow:
             # int3 / int4 on narrow layers: the same 256-row tiles since the split-K sums are shared by up to 4
             # blocks (splitk_epilogue's reducers, session 13): 6144x4096 / 4096x14336 M=16, us, vs the 128-row
             # choice below: int4 9.1 / 15.4 vs 9.6 / 16.7, int3 9.4 / 15.9 vs 9.5 / 18.0 (int8 loses: 14.9 / 24.4
             # vs 13.6 / 22.2; results/h200-2026-12-01-s13/d_sweep_r4_m16.txt, d_sweep_fmt_*.txt)
-            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
+            return [ring(KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma"))]
         if bits in (3, 4, 8) and narrow:
             # int4: 9.8 / - / 17.0 vs 11.1 / - / 18.3; int3 9.7 / - / 17.5 vs 10.9 / - / 17.6; int8 channel 14.0 / - /
             # 22.9 vs 14.2 / - / 24.6 (results/h200-2026-12-01-s9/d_sweep_*_m16.txt).  28672x4096 loses (int4 32.5 vs
