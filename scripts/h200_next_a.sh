@@ -21,3 +21,4 @@ for v in HUMMING_DEBUG_WG_SKIP_DEQUANT HUMMING_DEBUG_WG_SKIP_MMA; do
   SWEEP_TIMEOUT=60 sweep_case bound_$v $I4 16 $SH ${B16}_direct_wgmma,${B16}_c2_direct_wgmma
 done
 unset HUMMING_DEBUG_DEFINES
+ncu_case ncu_m16_wide $I4 28672 4096 16 bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma   # stalls of the M=16 default (if time is left)
