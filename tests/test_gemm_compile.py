@@ -188,13 +188,14 @@ def test_direct_wgmma_compiles_without_serialized_mmas(cache_dir):
 
 def test_direct_wgmma_weight_ring_compiles_without_serialized_mmas(cache_dir):
     """sm_90a: the direct wgmma kernel with its weights through a warp-private shared-memory ring ("_pfr<KB>",
-    KernelChoice.pf_ring): even and odd ring depths (an odd one doubles the loop body), clusters, 4- and 8-bit integer
-    codes and FP4 -- no serialized wgmma, and no more registers than the register ring's kernel."""
+    KernelChoice.pf_ring): even and odd ring depths, clusters, 3-, 4- and 8-bit integer codes and FP4 -- no
+    serialized wgmma, and no more registers than the register ring's kernel (the loop body stays two atoms at any
+    depth: with a body of `depth` atoms 3-bit codes took 176 registers at depth 4 and serialized at 5)."""
     from vllm_humming.ops.plan import cubin_resources
     from vllm_humming.tuning.heuristics import KernelChoice
 
     base = KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")
-    cases = [(d, c) for d in ("w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int",
+    cases = [(d, c) for d in ("w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint3b4,s:g128:bfloat16",
                               "w:float4_e2m1,s:g32:float8_e8m0fnu", "w:uint8b128,s:channel:bfloat16")
              for c in (base, dataclasses.replace(base, pf=32, pf_ring=True),
                        dataclasses.replace(base, pf=40, pf_ring=True),

@@ -131,15 +131,14 @@ WGMMA_RING = [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", pf=32, pf_rin
 @pytest.mark.parametrize("choice", WGMMA_RING, ids=lambda c: c.short())
 def test_direct_wgmma_weight_ring(choice, monkeypatch):
     """The smem weight ring feeds the MMAs the same atoms in the same order as the register ring: bit-identical
-    outputs for the same K splits (depths of 2-8 positions, odd depths (two-depth loop bodies), ranges shorter than
-    the ring, K tails with zero-filled atoms, odd N, clusters; 4- and 8-bit integer codes, zero points, FP4), plus
-    _check_layer's reference check, NaN-poisoned outputs and determinism.  (3-bit codes compile badly through the
-    ring -- 176+ registers or serialized MMAs, NOTES.md session 39 -- and are not offered it.)"""
+    outputs for the same K splits (depths of 2-8 positions, odd ones too, ranges shorter than the ring, K tails with
+    zero-filled atoms, odd N, clusters; 3-, 4- and 8-bit integer codes (3 bits: pieces copied by other lanes), zero
+    points, FP4), plus _check_layer's reference check, NaN-poisoned outputs and determinism."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
     plain = dataclasses.replace(choice, pf=0, pf_ring=False)
     ms = [1, 3, 8] if choice.bt == 8 else [1, 9, 16]
     cases = [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
-             ("w:uint8b128,s:channel:bfloat16", 1000, 4288),
+             ("w:uint3b4,s:g128:bfloat16", 520, 2112), ("w:uint8b128,s:channel:bfloat16", 1000, 4288),
              ("w:float4_e2m1,s:g32:float8_e8m0fnu", 256, 4096), ("w:uint4,s:g32:float16,zp:float", 1000, 2048 + 64)]
     for desc, n, k in cases:
         dtype = torch.float16 if "float16" in desc else torch.bfloat16

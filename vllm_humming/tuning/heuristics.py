@@ -802,10 +802,10 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
         return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     if 8 < bucket <= 16:
-        # HUMMING_WG_RING_KB=KB (tuning, default 0 = off): the 4-bit choices below stream their weights through a
-        # shared-memory ring of KB per block instead of the register ring (KernelChoice.pf_ring; session 39 -- built,
-        # not yet measured; the bench can A/B it with this knob)
-        ring_kb = env_int("HUMMING_WG_RING_KB", 0, 0, 160) if bits == 4 else 0
+        # HUMMING_WG_RING_KB=KB (tuning, default 0 = off): the 3- and 4-bit choices below stream their weights
+        # through a shared-memory ring of KB per block instead of the register ring (KernelChoice.pf_ring; session
+        # 39 -- built, not yet measured; the bench can A/B it with this knob)
+        ring_kb = env_int("HUMMING_WG_RING_KB", 0, 0, 160) if bits in (3, 4) else 0
         ring = (lambda c: dataclasses.replace(c, pf=ring_kb, pf_ring=True) if ring_kb else c)
         if cluster and n >= WIDE_N and 0 < k <= 8192 and bits in (3, 4) and not float_family:
             # wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a 2-block thread block

@@ -793,13 +793,16 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
   Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
   int i0 = 0;
+  // the ring slot of the next position: a run-time pointer (shared memory needs no compile-time slot, unlike the
+  // register ring), so the loop body stays two atoms (the fragment buffers) whatever the depth -- an unrolled body
+  // of `depth` atoms cost registers (3-bit codes: 176 at depth 4) and compile time
+  [[maybe_unused]] uint32_t* at = sring;
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
     uint32_t cur[kTilesM][kBits];
     if constexpr (Pf::kRing) {
-      // position i0 + d sits in slot d % kRingDepth (i0 advances by whole bodies, a multiple of the depth); it was
-      // committed kRingDepth - 1 groups ago (one refill per position since; phase 2's wait<0> retired the prologue's)
-      uint32_t* at = sring + (d % kRingDepth) * kTilesM * Cfg::kAtomWords;
+      // position i0 + d was committed kRingDepth - 1 groups ago (one refill per position since; phase 2's wait<0>
+      // retired the prologue's)
       cp_async_wait<kRingDepth - 1>();
       __syncwarp();   // its 16-byte pieces were copied by the warp's lanes (int4: each lane its own)
 #pragma unroll
@@ -807,6 +810,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
       __syncwarp();   // every lane has read the slot before it is overwritten
       stream.template copy_next_async<0>(at, w);   // position i0 + d + kRingDepth (zeros past the sequence)
       cp_async_commit();
+      at = at == sring + (kRingDepth - 1) * kTilesM * Cfg::kAtomWords ? sring : at + kTilesM * Cfg::kAtomWords;
     } else {
       stream.template take_and_refill<0>(cur, ring[d % kDepth]);
     }
@@ -815,8 +819,8 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     math.template wait_mma<1>();   // the MMAs that read fragment buffer d % 2 (two atoms ago) are done
     math.template atom<d % 2>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
   };
-  // (the ring's slots repeat every kRingDepth positions, the fragment buffers every 2)
-  constexpr int kLoopBody = !Pf::kRing ? kBody : kRingDepth % 2 == 0 ? kRingDepth : 2 * kRingDepth;
+  // (the register ring's slots repeat every kDepth positions, the fragment buffers every 2)
+  constexpr int kLoopBody = !Pf::kRing ? kBody : 2;
 #pragma unroll 1
   for (; i0 + kLoopBody <= n_seq; i0 += kLoopBody) static_for<kLoopBody>(step);
   static_for<kLoopBody - 1>([&](auto d_) {
