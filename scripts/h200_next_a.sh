@@ -21,4 +21,6 @@ for v in HUMMING_DEBUG_WG_SKIP_DEQUANT HUMMING_DEBUG_WG_SKIP_MMA; do
   SWEEP_TIMEOUT=60 sweep_case bound_$v $I4 16 $SH ${B16}_direct_wgmma,${B16}_c2_direct_wgmma
 done
 unset HUMMING_DEBUG_DEFINES
+B8=bt8_wn8_tm1_wk1_ak256_s4   # the 2-8-token wgmma decode (6144x4096): 4 atoms of one tile per warp in flight
+SWEEP_TIMEOUT=50 sweep_case ring_small8 $I4 4,8 6144x4096 ${B8}_direct_wgmma,${B8}_pfr24_direct_wgmma,${B8}_pfr32_direct_wgmma
 ncu_case ncu_m16_wide $I4 28672 4096 16 bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma   # stalls of the M=16 default (if time is left)
