@@ -419,6 +419,21 @@ template <class Cfg> struct DirectWeightStream {
   // words; 16-byte cp.async pieces spread over the lanes, zero-filled where load_next would load zeros) and step to
   // i + 1.  The caller commits; a lane later reads its words back with load_atom_words (after the group's wait and a
   // barrier: the pieces were copied by other lanes).
+  // The shared-memory ring (DirectPrefetch::kRing; the mma.sync and wgmma decode kernels): hand slot `at`'s words to
+  // the math (cur) and refill it with the position kDepth ahead.  One commit group per position, so the slot's group
+  // is retired by wait<kDepth - 1>; the warp syncs before reading (its pieces were copied by other lanes) and before
+  // overwriting (every lane has read it).
+  template <int kPos, int kDepth>
+  HUMMING_DEVICE void take_from_smem_ring(uint32_t (&cur)[kTilesM][kBits], uint32_t* at, const uint32_t* safe_src) {
+    cp_async_wait<kDepth - 1>();
+    __syncwarp();
+#pragma unroll
+    for (int tm = 0; tm < kTilesM; ++tm) load_atom_words<kBits>(cur[tm], at + tm * kAtomWords, lane);
+    __syncwarp();
+    copy_next_async<kPos>(at, safe_src);   // zeros past the sequence
+    cp_async_commit();
+  }
+
   template <int kPos> HUMMING_DEVICE void copy_next_async(uint32_t* dst, const uint32_t* safe_src) {
     const bool ok = i < n_seq && al < al_end;
 #pragma unroll
@@ -801,15 +816,8 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     constexpr int d = decltype(d_)::value;
     uint32_t cur[kTilesM][kBits];
     if constexpr (Pf::kRing) {
-      // position i0 + d was committed kRingDepth - 1 groups ago (one refill per position since; phase 2's wait<0>
-      // retired the prologue's)
-      cp_async_wait<kRingDepth - 1>();
-      __syncwarp();   // its 16-byte pieces were copied by the warp's lanes (int4: each lane its own)
-#pragma unroll
-      for (int tm = 0; tm < kTilesM; ++tm) load_atom_words<kBits>(cur[tm], at + tm * Cfg::kAtomWords, lane);
-      __syncwarp();   // every lane has read the slot before it is overwritten
-      stream.template copy_next_async<0>(at, w);   // position i0 + d + kRingDepth (zeros past the sequence)
-      cp_async_commit();
+      // (phase 2's wait<0> retired the prologue's groups)
+      stream.template take_from_smem_ring<0, kRingDepth>(cur, at, w);   // refills position i0 + d + kRingDepth
       at = at == sring + (kRingDepth - 1) * kTilesM * Cfg::kAtomWords ? sring : at + kTilesM * Cfg::kAtomWords;
     } else {
       stream.template take_and_refill<0>(cur, ring[d % kDepth]);
@@ -1196,18 +1204,11 @@ __device__ __forceinline__ void gemm_wna16_direct(const typename Cfg::T* __restr
         uint32_t* at = spf + slot * kTilesM * Cfg::kAtomWords;
         uint32_t cur[kTilesM][kBits];
         if constexpr (Pf::kRing) {
-          // position p + u was committed kMaxPos - 1 groups ago (one group per refill since)
-          cp_async_wait<Pf::kMaxPos - 1>();
-          __syncwarp();   // its pieces were copied by the warp's lanes
-        }
-#pragma unroll
-        for (int tm = 0; tm < kTilesM; ++tm) load_atom_words<kBits>(cur[tm], at + tm * Cfg::kAtomWords, lane);
-        if constexpr (Pf::kRing) {
-          __syncwarp();   // every lane has read the slot before it is overwritten
-          stream.template copy_next_async<u>(at, w);   // position p + u + kMaxPos (zeros past the sequence)
-          cp_async_commit();
+          stream.template take_from_smem_ring<u, Pf::kMaxPos>(cur, at, w);   // refills position p + u + kMaxPos
           slot = slot + 1 == Pf::kMaxPos ? 0 : slot + 1;
         } else {
+#pragma unroll
+          for (int tm = 0; tm < kTilesM; ++tm) load_atom_words<kBits>(cur[tm], at + tm * Cfg::kAtomWords, lane);
           ++slot;
         }
         math.template atom<u>(cur, al);
