@@ -288,6 +288,10 @@ class KernelChoice:
         per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
         depth = budget // per_pos // unit * unit
         if ring:   # the ring's depth
+            if depth < unit:   # (the kernel's static_assert, said here with the numbers)
+                raise ValueError(f"kernel choice {self.short()}: a shared-memory weight ring of {budget // 1024} KB "
+                                 f"holds no {unit}-atom unit per warp ({per_pos * unit} bytes for {bits}-bit codes); "
+                                 f"use _pfr{-(-per_pos * unit // 1024)} or more")
             return depth
         seq_max = -(-(-(-atoms_per_split // unit)) // self.warps_k) * unit
         return min(seq_max, depth)
