@@ -7,6 +7,8 @@
 # HBM-bound); the ring tests "bytes in flight", the bounds "ALU / tensor issue".  Carry .whl.
 . scripts/h200_setup.sh
 call_results a
+# on an H200 the int4 bench of record first (the issue's measure; the last one was session 37's)
+grep -q H200 "$OUT/device.txt" && int4_record 190
 par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
 step 150 python3 -m pytest -v --tb=short -rf $par -m gpu tests/test_gemm_direct_gpu.py -k "wgmma" >$R/test_ring.log 2>&1
 grep -E "FAILED|passed|failed|Error" $R/test_ring.log | cut -c1-200 | tail -8; pack
