@@ -189,6 +189,20 @@ def main(argv=None):
                 notes[PREFILL_ROW] = f"prefill path from M={base.prefill_m} (HUMMING_PREFILL_M)"
                 del layers
                 heur = _Labeled(PREFILL_ROW)
+            else:
+                # the layer's own plan may launch another kernel than the bucket's base choice (the one-token prefetch
+                # grid, a wave-cliff twin, a tail split: ops.plan): then that plan is timed as its own row, labelled
+                # with what it launched, and it is the heuristic's pick
+                layers = [base.clone() for _ in range(copies)]
+                t_plan = time_graph([lambda L=L: L(x) for L in layers])
+                launched = layers[0].plan_info.get(m, {}).get("choice", heur.short())
+                if launched != heur.short():
+                    label = f"plan:{launched}"
+                    info = layers[0].plan_info.get(m, {})
+                    rows.append((t_plan, label))
+                    notes[label] = f"grid {info.get('grid')} regs {info.get('regs')} smem {info.get('smem')}"
+                    heur = _Labeled(label)
+                del layers
             rows.sort(key=lambda r: r[0])
             rows = [(t, c if isinstance(c, KernelChoice) else _Labeled(c)) for t, c in rows]
             th = next(t for t, c in rows if c == heur) if any(c == heur for _, c in rows) else float("nan")
