@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 import torch
 
-from vllm_humming.desc import WeightDesc
+from vllm_humming.desc import DescError, WeightDesc
 from vllm_humming.ops.gemm import GemmLayer
 from vllm_humming.reference import quantize_weight, reference_gemm
 from vllm_humming.tuning.heuristics import SMEM_PF_MAX_M, KernelChoice, m_bucket
@@ -147,7 +147,14 @@ def test_direct_wgmma_weight_ring(choice, monkeypatch):
             monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits if not choice.cluster else 2))
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             ring = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
-            _check_layer(ring, qw, x, f"{desc} {choice.short()} N={n} K={k} M={m}")
+            try:
+                _check_layer(ring, qw, x, f"{desc} {choice.short()} N={n} K={k} M={m}")
+            except DescError as e:
+                # a ring that does not fit this K range's shared memory is refused with the numbers (session 40:
+                # c2_pfr48 at K=8200) -- the refusal is the defined behaviour, not a failure of the ring
+                assert "shared memory" in str(e), e
+                monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
+                continue
             y1 = ring(x)
             y0 = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})(x)
             monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
