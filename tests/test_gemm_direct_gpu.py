@@ -431,10 +431,6 @@ def test_direct_fp16_row16(choice, monkeypatch):
 def test_direct_x16_forced_where_it_does_not_apply():
     """A forced x16 choice on a layer it means nothing for (fp16 activations, 8-bit codes) is refused before anything
     is compiled, naming the layer, the description and what x16 serves."""
-    import dataclasses
-
-    from vllm_humming.desc import DescError
-
     x16 = dataclasses.replace(DIRECT8[0], x16=True)
     for desc, dtype in [("w:uint4b8,s:g128:float16", torch.float16), ("w:uint8b128,s:channel:bfloat16", torch.bfloat16)]:
         qw = quantize_weight(torch.randn(256, 512, device="cuda") * 0.05, WeightDesc.parse(desc), name="x16_refused")
