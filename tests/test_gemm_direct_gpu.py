@@ -16,7 +16,7 @@ import torch
 from vllm_humming.desc import DescError, WeightDesc
 from vllm_humming.ops.gemm import GemmLayer
 from vllm_humming.reference import quantize_weight, reference_gemm
-from vllm_humming.tuning.heuristics import SMEM_PF_MAX_M, KernelChoice, m_bucket
+from vllm_humming.tuning.heuristics import SMEM_PF_MAX_M, SMEM_PREFETCH_KB_BY_M, KernelChoice, m_bucket
 
 from test_gemm_pipelines_gpu import _assert_graph_replays_match_eager, _check_layer
 from test_gemm_pipelines_gpu import _run as _run_checked
@@ -345,10 +345,11 @@ def test_direct_window_pass_matches_the_row_major_pass(choice, monkeypatch):
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="the prefetch plan serves sm_90a layers (H100/H200)")
 def test_smem_prefetch_defaults(monkeypatch):
-    """What the heuristics launch at 1 token (SMEM_PF_MAX_M) on small 4-bit layers
+    """What the heuristics launch at 1-2 tokens (SMEM_PF_MAX_M) on small 4-bit layers
     (heuristics.smem_prefetch_decode_choice: one block of 16-48 rows per SM, its weights copied to shared memory
-    before the grid wait, the x16 twin for bf16) and at 2-3 tokens (the bucket's wgmma choice): against the fp32 reference with bias, NaN-poisoned outputs, two calls
-    bit-identical, and a CUDA graph of the layer equal to its eager calls -- K tails, odd N, zero points, fp16."""
+    before the grid wait with the token count's budget, SMEM_PREFETCH_KB_BY_M, the x16 twin for bf16) and at 3 tokens
+    (the bucket's wgmma choice): against the fp32 reference with bias, NaN-poisoned outputs, two calls bit-identical,
+    and a CUDA graph of the layer equal to its eager calls -- K tails, odd N, zero points, fp16."""
     monkeypatch.delenv("HUMMING_SMEM_PREFETCH", raising=False)
     monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
     for desc, n, k, dtype in [("w:uint4b8,s:g128:bfloat16", 6144, 4096, torch.bfloat16),
@@ -364,7 +365,8 @@ def test_smem_prefetch_defaults(monkeypatch):
             _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
             chosen = layer.plan_info[m]["choice"]
             assert ("_pf" in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
-            if m == 1:
+            if m <= SMEM_PF_MAX_M:
+                assert f"_pf{SMEM_PREFETCH_KB_BY_M[m - 1]}_" in chosen, (desc, n, k, m, chosen)
                 _assert_graph_replays_match_eager(layer, x)
 
 

@@ -138,11 +138,11 @@ def test_plan_asks_only_for_the_kernels_it_may_launch():
 
 
 def test_smem_prefetch_plan(cache_dir, monkeypatch):
-    """1 token on a 4-bit integer layer with K <= 4096 and <= 48 rows per SM: the plan launches the shared-memory
+    """1-2 tokens on a 4-bit integer layer with K <= 4096 and <= 48 rows per SM: the plan launches the shared-memory
     prefetch choice (heuristics.smem_prefetch_decode_choice: one block of 16-48 rows per SM, one split, the x16 twin
-    for bf16) with the early PDL release and at most half an SM of shared memory / registers per block, so the next
-    launch's block fits beside it; 2+ tokens, wide / long layers, other codes and HUMMING_SMEM_PREFETCH=0 keep the
-    bucket's choice."""
+    for bf16; 72 KB of weights at one token, 48 at two: SMEM_PREFETCH_KB_BY_M) with the early PDL release and at most
+    half an SM of shared memory / registers per block, so the next launch's block fits beside it; 3+ tokens, wide /
+    long layers, other codes and HUMMING_SMEM_PREFETCH=0 keep the bucket's choice."""
     from vllm_humming.ops.plan import FLAG_PDL_EARLY_RELEASE
 
     monkeypatch.delenv("HUMMING_SMEM_PREFETCH", raising=False)
@@ -153,16 +153,16 @@ def test_smem_prefetch_plan(cache_dir, monkeypatch):
                                     ("w:uint4,s:g64:bfloat16,zp:int", 2048, 4032, torch.bfloat16, 16),
                                     ("w:uint4b8,s:g128:bfloat16", 5000, 2048, torch.bfloat16, 48)]:
         planner = OfflinePlanner(desc, n, k, "sm_90a", 132, dtype=dtype, cache_dir=cache_dir)
-        for m in (1,):
+        for m, kb in ((1, 72), (2, 48)):
             p = planner.plan(m)
             (launch,) = p.launches
             c = launch.choice
-            assert c.pf == 72 and c.direct and not c.wgmma and c.block_n == rows, (desc, n, m, c.short())
+            assert c.pf == kb and c.direct and not c.wgmma and c.block_n == rows, (desc, n, m, c.short())
             assert c.x16 == (dtype == torch.bfloat16)
             assert launch.grid == (1, -(-n // rows), 1) and launch.flags & FLAG_PDL_EARLY_RELEASE
             fit = planner.fit(8, launch.tag)
             assert 2 * (launch.smem + 1024) <= info.smem_per_sm and 2 * fit.regs * c.threads <= 65536, c.short()
-        assert planner.plan(2).launches[0].choice.wgmma
+        assert planner.plan(3).launches[0].choice.wgmma
     assert OfflinePlanner("w:uint4b8,s:g128:bfloat16", 28672, 4096, "sm_90a", 132,
                           cache_dir=cache_dir).plan(1).launches[0].choice.pf == 0
     for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 4096, 14336), ("w:uint3b4,s:g128:bfloat16", 6144, 4096),
@@ -215,7 +215,8 @@ def test_plan_command_prints_the_plans(cache_dir, monkeypatch, capsys, tmp_path)
     assert main(["plan", "--shapes", "6144x4096", "--ms", "all"]) == 0
     text = capsys.readouterr().out
     assert "  M=1: bt8_wn3_tm1_wk4_ak64_s4_pf72_x16_direct grid=(1, 128, 1) splits=1" in text
-    assert "  M=2-8: bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma grid=(1, 48, 8) splits=8" in text
+    assert "  M=2: bt8_wn3_tm1_wk4_ak64_s4_pf48_x16_direct grid=(1, 128, 1) splits=1" in text
+    assert "  M=3-8: bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma grid=(1, 48, 8) splits=8" in text
     assert "  M=257-384: bt128_wn8_tm2_wk1_ak2_s3_sk_tma_wgmma grid=(132, 1, 1) stream-K" in text
     assert "  M=1793-2047: " in text and "from M=2048" in text
     assert main(["plan", "--shapes", "12x", "--ms", "1"]) == 2

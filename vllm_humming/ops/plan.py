@@ -21,7 +21,7 @@ from typing import Callable, Dict, Tuple
 from ..desc import DescError
 from ..tuning.heuristics import (SMEM_PF_MAX_M, ArchInfo, KernelChoice, choose_direct_splits, choose_splits,
                                  dp_tail_applies, dp_tail_split, env_int, plan_row_waves, sibling_head_split,
-                                 split_grid_on_wave_cliff, splits_of, x16_max_m)
+                                 smem_pf_tag, split_grid_on_wave_cliff, splits_of, x16_max_m)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -221,9 +221,10 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         bk, tag = fit("x16"), "x16"
         c = bk.choice
     if m <= SMEM_PF_MAX_M:
-        # 1 token on a layer small enough to stream its weights into shared memory before the grid wait
-        # (heuristics.smem_prefetch_decode_choice), its x16 twin where the layer allows it
-        for t in ("smem_pf_x16", "smem_pf"):
+        # 1-2 tokens on a layer small enough to stream its weights into shared memory before the grid wait
+        # (heuristics.smem_prefetch_decode_choice, with this token count's budget), its x16 twin where the layer
+        # allows it
+        for t in (smem_pf_tag(m) + "_x16", smem_pf_tag(m)):
             if t in alts:
                 bk, tag = fit(t), t
                 c = bk.choice

@@ -15,8 +15,8 @@ from typing import Dict, List, Optional, Tuple
 
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
-           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "plan_alternatives", "plan_row_waves",
-           "split_grid_on_wave_cliff",
+           "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
+           "smem_pf_tag", "plan_alternatives", "plan_row_waves", "split_grid_on_wave_cliff",
            "all_choices"]
 
 
@@ -496,10 +496,21 @@ def x16_max_m(k: int) -> int:
     return X16_LONG_MAX_M if k > X16_LONG_K else X16_MAX_M
 
 
-# up to this many tokens the plan launches the shared-memory prefetch choice where the layer has one.  H100, int4
-# g128, same run (results/2026-12-05-s35/b/bench_pf{1,0}.log), us, prefetch vs the wgmma default: M=1 6144x4096 6.34 vs
-# 7.62, 4096x4096 5.72 vs 6.84, 2048x4096 4.86 vs 5.84; M=2 9.00 vs 7.68, 7.72 vs 6.82, 5.91 vs 5.88 (the x16 twin)
-SMEM_PF_MAX_M = 1
+# the shared-memory prefetch budget of the small layers' decode choice (KernelChoice.pf, smem_prefetch_decode_choice)
+# per token count, KB: entry m - 1 serves m tokens, and the plan launches the prefetch choice up to SMEM_PF_MAX_M
+# tokens.  H200, int4 g128, same run (results/2026-12-06-s41/c/sweep_pf2_*.txt), us, 6144x4096 / 4096x4096 /
+# 2048x4096: M=1 72 KB 5.1 / 4.5 / 3.3 (48 KB 6.3 / 4.5 / 3.3); M=2 48 KB 6.9 / 5.8 / 4.1 vs 72 KB 7.3 / 6.2 / 4.1 and
+# the wgmma decode default 7.6 / 6.8 / 5.6.  At M=3 the wgmma default wins (6144x4096: 7.9 vs 8.7, s41/b).  H100
+# (session 38, results/2026-12-05-s38/b): M=2 7.4 vs 7.6.  (Session 35's H100 run, with the old pass over x, had the
+# wgmma default ahead at M=2: 7.68 vs 9.00.)
+SMEM_PREFETCH_KB_BY_M = (72, 48)
+SMEM_PF_MAX_M = len(SMEM_PREFETCH_KB_BY_M)
+
+
+def smem_pf_tag(m: int) -> str:
+    """The plan_alternatives tag of the prefetch choice for m tokens (1 <= m <= SMEM_PF_MAX_M): "smem_pf" at one
+    token, "smem_pf<m>" above (each budget is its own kernel); the x16 twin appends "_x16"."""
+    return "smem_pf" if m == 1 else f"smem_pf{m}"
 
 
 def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int = 0, group: int = 0,
@@ -507,8 +518,9 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
     """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
     GemmLayer._plan): ("wide_rows", wide_rows_sibling) first, then ("stream_k_twin", wave_cliff_twin), and
     ("x16", x16_sibling) at M <= x16_max_m(K); for the 8-token wgmma decode choice of a layer that has one (``n``,
-    ``k``, ``group``, ``float_family``, ``sms``: the layer), ("smem_pf", smem_prefetch_decode_choice) and its x16 twin
-    ("smem_pf_x16") at M <= SMEM_PF_MAX_M.  Every alternative is compiled with the bucket's choice (specs, prewarm,
+    ``k``, ``group``, ``float_family``, ``sms``: the layer), per token count m <= SMEM_PF_MAX_M (smem_pf_tag(m):
+    "smem_pf", "smem_pf2") the prefetch choice with that count's budget (smem_prefetch_decode_choice) and its x16 twin
+    (tag + "_x16").  Every alternative is compiled with the bucket's choice (specs, prewarm,
     strict no-JIT mode, CI's all_choices).  ``bits`` (0 = not known): 8-bit codes get no wide-rows sibling -- its
     three warpgroups' 8-bit fragments run out of registers, and ptxas serializes its wgmmas ("insufficient register
     resources", C7510: int8 / e5m2 with channel scales, session 27's compile matrix; with group scales its stages do
@@ -520,9 +532,10 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
         if alt is not None:
             out.append((tag, alt))
     if choice.direct and choice.wgmma and choice.bt == 8:
-        pf = smem_prefetch_decode_choice(n, k, bits, group, float_family, sms)
-        if pf is not None:
-            out += [("smem_pf", pf), ("smem_pf_x16", dataclasses.replace(pf, x16=True))]
+        for m in range(1, SMEM_PF_MAX_M + 1):
+            pf = smem_prefetch_decode_choice(n, k, bits, group, float_family, sms, m)
+            if pf is not None:
+                out += [(smem_pf_tag(m), pf), (smem_pf_tag(m) + "_x16", dataclasses.replace(pf, x16=True))]
     return out
 
 
@@ -766,13 +779,14 @@ def smem_prefetch_enabled() -> bool:
     return v == "1"
 
 
-# the shared memory a prefetching block copies its first weight atoms into (KernelChoice.pf), KB: with x, scales
-# and the K-warps' scratch a block stays under half of an sm_90 SM's 228 KB, so the next launch's block fits beside it
-SMEM_PREFETCH_KB = 72
+# the shared memory a prefetching block copies its first weight atoms into at one token (KernelChoice.pf), KB: with
+# x, scales and the K-warps' scratch a block stays under half of an sm_90 SM's 228 KB, so the next launch's block fits
+# beside it (SMEM_PREFETCH_KB_BY_M: the budget per token count)
+SMEM_PREFETCH_KB = SMEM_PREFETCH_KB_BY_M[0]
 
 
 def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_family: bool,
-                                sms: int) -> Optional[KernelChoice]:
+                                sms: int, m: int = 1) -> Optional[KernelChoice]:
     """The one-token decode choice (SMEM_PF_MAX_M) that copies each block's weights to shared memory before
     griddepcontrol.wait (KernelChoice.pf), or None where it does not apply: 4-bit integer codes, K <= 4096, and at most 48 weight rows per
     SM -- one block per SM of 16 x a rows (a = 1..3 atom rows, one tile per warp, 8-12 warps split along K), one K
@@ -789,8 +803,12 @@ def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_fam
     wk = 8 if a == 1 else 4            # 8-12 warps: enough loads in flight and math warps for the post-wait chain
     if (k // 64) < wk * direct_unit_atoms(group):
         return None
-    # HUMMING_SMEM_PREFETCH_KB (tuning): the budget; past ~84 KB a 48-row block no longer fits twice in an SM
-    return KernelChoice(8, a, 1, wk, 64, 4, "direct", pf=env_int("HUMMING_SMEM_PREFETCH_KB", SMEM_PREFETCH_KB, 8, 200))
+    if not 1 <= m <= SMEM_PF_MAX_M:
+        raise ValueError(f"smem_prefetch_decode_choice: m must be 1..{SMEM_PF_MAX_M}, got {m}")
+    # HUMMING_SMEM_PREFETCH_KB (tuning): the budget at every token count; past ~84 KB a 48-row block no longer fits
+    # twice in an SM
+    kb = env_int("HUMMING_SMEM_PREFETCH_KB", SMEM_PREFETCH_KB_BY_M[m - 1], 8, 200)
+    return KernelChoice(8, a, 1, wk, 64, 4, "direct", pf=kb)
 
 
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
