@@ -156,8 +156,16 @@ def test_direct_wgmma_weight_ring(choice, monkeypatch):
                 monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
                 continue
             y1 = ring(x)
-            y0 = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})(x)
+            plain_layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})
+            y0 = plain_layer(x)
             monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
+            # HUMMING_DEBUG_SPLITS takes the nearest split count whose range fits shared memory, and the ring's
+            # region can push that count up (session 40's case: _pfr32, 600x8200 at one forced split -- the plain
+            # kernel fits 2 splits of 65 atoms in 200 KB, the ring needs 3 of 43; choose_direct_splits).  Other
+            # splits sum in another order, so bit identity holds only for equal splits; the reference check above
+            # covers the rest.
+            if ring.plan_info[m]["splits"] != plain_layer.plan_info[m]["splits"]:
+                continue
             assert torch.equal(y0, y1), f"{choice.short()} {desc} {n}x{k} M={m}: the ring changed the result"
 
 

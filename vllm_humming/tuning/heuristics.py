@@ -827,7 +827,9 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # HUMMING_WG_RING_KB=KB (tuning, default 0 = off): the 3- and 4-bit choices below stream their weights
         # through a shared-memory ring of KB per block instead of the register ring (KernelChoice.pf_ring; session
         # 39).  Experimental: slower on the H100 in session 40 (M=16, us, 32 KB 10.47 / 27.30 / 16.26 vs 9.58 / 27.47
-        # / 15.73; results/2026-12-06-s40/a/ab_*.log), and one GPU test case is not bit-identical to the register ring
+        # / 15.73; results/2026-12-06-s40/a/ab_*.log).  (Its one GPU test case that was not bit-identical to the
+        # register ring ran other K splits: the forced count did not fit, and the ring's region changed the nearest
+        # one that does -- session 41.)
         ring_kb = env_int("HUMMING_WG_RING_KB", 0, 0, 160) if bits in (3, 4) else 0
         ring = (lambda c: dataclasses.replace(c, pf=ring_kb, pf_ring=True) if ring_kb else c)
         if cluster and n >= WIDE_N and 0 < k <= 8192 and bits in (3, 4) and not float_family:
