@@ -359,16 +359,18 @@ def test_wg_decoupled_default_is_the_256_token_tiles(cache_dir, monkeypatch):
         compile_many([_spec(fp, KernelChoice.parse(bt128[0]), torch.bfloat16, "sm_90a")])
 
 
-def test_wg_windows_experiment_compiles_without_serialized_mmas(cache_dir, monkeypatch):
+@pytest.mark.parametrize("defines", ["HUMMING_WG_WINDOWS", "HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD"])
+def test_wg_windows_experiment_compiles_without_serialized_mmas(defines, cache_dir, monkeypatch):
     """The windowed wgmma experiment of the direct kernel (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS: raw pairs into two
     alternating window buffers, folded one window later) keeps compiling for sm_90a with no serialized wgmma: its
     loop body starts one atom into the range so every fold reads an accumulator written in the same body (a read
     across the loop back edge made ptxas serialize every wgmma, C7514 -- session 22).  Ring depths that are and are
     not multiples of two windows, g128 / g256, integer / float zero points, a float family; the host mirrors the
-    x tile's extra atoms."""
+    x tile's extra atoms.  With HUMMING_WG_ZERO_FOLD (session 41) integer zeros fold through the window sums of x
+    as well, and the 16-token choice's MMAs take the raw pairs with no HADD2 / HMUL2 at all."""
     from vllm_humming.tuning.heuristics import KernelChoice
 
-    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_WG_WINDOWS")
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
     cases = [("w:uint4b8,s:g128:bfloat16", KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")),
              ("w:uint4,s:g256:bfloat16,zp:int", KernelChoice(16, 4, 2, 1, 256, 3, "direct", "wgmma")),
              ("w:uint4,s:g128:float16,zp:float", KernelChoice(8, 4, 1, 1, 256, 5, "direct", "wgmma")),
@@ -379,6 +381,8 @@ def test_wg_windows_experiment_compiles_without_serialized_mmas(cache_dir, monke
     for art in compile_many(specs):
         assert len(art.cubin) > 1000
         assert "serialized" not in art.log, art.log
+    if "HUMMING_WG_ZERO_FOLD" in defines:
+        assert all("HUMMING_WG_ZERO_FOLD" in s.source for s in specs)
     # x tile: 1 + whole bodies of lcm(stages, 2 windows) atoms (DirectPlan::wg_x_atoms)
     assert cases[0][1].direct_wgmma_x_atoms(8, 128) == 9       # body lcm(4, 4) = 4: 1 + 2 * 4
     assert cases[1][1].direct_wgmma_x_atoms(8, 256) == 25      # body lcm(3, 8) = 24

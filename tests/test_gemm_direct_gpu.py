@@ -402,18 +402,21 @@ def test_splitk_8_token_ticket(m, monkeypatch):
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("defines", ["HUMMING_WG_WINDOWS", "HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD"])
 @pytest.mark.parametrize("stages", [2, 3, 4, 5, 6])
 @pytest.mark.parametrize("bt", [8, 16])
-def test_direct_wgmma_windows(stages, bt, monkeypatch):
+def test_direct_wgmma_windows(stages, bt, defines, monkeypatch):
     """The windowed wgmma experiment (gemm_wna16_direct.cuh, DirectWgmmaWindowMath: raw pairs into two alternating window
     buffers, each window's zero / scale folded one window later, the loop body one atom into the range, the last body
     run whole over zero atoms): ring depths that are and are not multiples of two windows, g128 / g256 with and
     without zero points, fp16, a float family with 128-column block scales, K with a partial window (1088 with g128:
     8.5 groups) or a partial atom, ranges of 1..3 atoms and one much longer than a body (forced splits), 1..kBT
     valid token rows; against the fp32 reference, NaN-poisoned outputs, two calls bit-identical.  An experiment
-    (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS), slower than the default operand route on the H200 (NOTES.md, s22)."""
+    (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS), slower than the default operand route on the H200 (NOTES.md, s22);
+    with HUMMING_WG_ZERO_FOLD integer zeros fold through the window sums of x too (session 41: a third fewer
+    main-loop instructions than the operand route)."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_WG_WINDOWS")
+    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
     choice = KernelChoice(bt, 4, 2 if bt == 16 else 1, 1, 256, stages, "direct", "wgmma")
     descs = [("w:uint4b8,s:g128:bfloat16", torch.bfloat16), ("w:uint4,s:g256:bfloat16,zp:int", torch.bfloat16),
              ("w:uint4,s:g128:float16,zp:float", torch.float16), ("w:uint3b4,s:g128:float16", torch.float16),

@@ -103,8 +103,15 @@ template <class Cfg> struct DirectPlan {
   static constexpr int kWindowAtoms = kWindow >= 64 ? kWindow / 64 : 1;
   // the windowed wgmma route subtracts an integer zero (constant or per group) from the raw pairs before the MMA (one
   // HSUB2 per pair, exact) instead of folding Z * sum(x) per window: no window sums of x to compute up front (a pass
-  // over x and a barrier before the first MMA); float zero points keep the sums
+  // over x and a barrier before the first MMA); float zero points keep the sums.  HUMMING_WG_ZERO_FOLD (an experiment
+  // on top of HUMMING_WG_WINDOWS, session 41) folds integer zeros per window too, through the sums of x: the MMAs
+  // then take the raw pairs as decoded (4-bit codes in bf16: 4 LOP3 + 3 shifts per 8 weights, against the operand
+  // route's 15 instructions -- its HADD2 and HMUL2 per pair are 8 of them; nvdisasm of the 16-token default).
+#ifdef HUMMING_WG_ZERO_FOLD
+  static constexpr bool kWgZeroInOperand = false;
+#else
   static constexpr bool kWgZeroInOperand = Family::kIsInt && Cfg::kZeroMode != kFloatZero;
+#endif
   static constexpr bool kWgXSum = kXSum && !kWgZeroInOperand;
   // the windowed wgmma loop body: lcm(ring depth, two windows) atoms (ring slots, fragment and window buffers are
   // compile-time in it); it starts one atom into the range (DirectWgmmaWindowMath), so the x tile holds
@@ -514,7 +521,7 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // (fragment buffers alternate per atom).
 // With the windowed experiment (DirectPlan::kWgWindows) the x region holds DirectPlan::wg_x_atoms atom columns (its
 // last loop body reads up to kWgBody - 1 zero atoms past the range) and fp32 window sums [windows][kBT] follow the
-// zero terms (float zero points only).
+// zero terms (float zero points, and integer zeros with HUMMING_WG_ZERO_FOLD).
 // With a weight ring in shared memory (DirectPrefetch::kRing: a "_pfr<KB>" choice) the warps' rings follow, 16-byte
 // aligned, after whichever is larger: the regions above or the epilogue's fp32 tile (kBT rows of kBN + 4 floats,
 // which reuses the start of shared memory) -- so the ring never overlaps either.

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Next session, call C (an H200): session 41's experiment for the 9-16-token wgmma decode -- the windowed route with
+# integer zeros folded through the window sums of x (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD: the
+# MMAs take the raw pairs, no HADD2 / HMUL2 per pair; nvdisasm of the wide layer's choice: ~460 main-loop
+# instructions per 256 weights a thread against 692 for the default operand route and ~530 for the windows alone).
+# (1) its GPU test (test_direct_wgmma_windows, both define sets: never run on a GPU); (2) the int4 bench's own A/B at
+# M = 12 / 16 under the three define sets; (3) sweeps of the three layers' 16-token choices under each; (4) the int4
+# bench of record with M=2 (the two-token prefetch rule, session 41) -- on an H200 only.  Carry .whl.
+. scripts/h200_setup.sh
+call_results c
+par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
+step 200 python3 -m pytest -v --tb=short -rf $par -m gpu tests/test_gemm_direct_gpu.py -k "wgmma_windows" \
+  >$R/test_windows.log 2>&1
+grep -E "FAILED|passed|failed|Error" $R/test_windows.log | cut -c1-200 | tail -8; pack
+AB_ARGS="--ms 12,16"
+ab_int4 default; ab_int4 windows HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS
+ab_int4 zerofold HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD; pack
+unset AB_ARGS
+B16=bt16_wn8_tm2_wk1_ak256_s2
+for v in "" HUMMING_WG_WINDOWS HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD; do
+  export HUMMING_DEBUG_DEFINES=$v
+  n=${v//,/_}; SWEEP_TIMEOUT=80 sweep_case "zf_${n:-default}" $I4 12,16 $SH ${B16}_direct_wgmma,${B16}_c2_direct_wgmma,bt16_wn8_tm2_wk1_ak256_s4_direct_wgmma,bt16_wn8_tm1_wk1_ak256_s8_direct_wgmma
+done
+unset HUMMING_DEBUG_DEFINES
+if grep -q H200 "$OUT/device.txt"; then
+  step 200 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,2,16,64,256 --cold none --no-eager \
+    --json "$R/bench_int4.json" >"$R/bench_int4.log" 2>&1
+  grep -A3 "^Summary" "$R/bench_int4.log"; pack
+fi
