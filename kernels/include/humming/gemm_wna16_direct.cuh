@@ -764,22 +764,38 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     const int windows = range_cols / Plan::kWindow;
     for (int i = tid; i < windows * (kBT - rows); i += kThreads)
       xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
-    for (int c0 = tid - lane; c0 < total; c0 += kThreads) {   // warp-uniform bound: every lane shuffles
-      const int c = c0 + lane;
-      const int r = c / chunks_per_row, ch = c % chunks_per_row;
-      float v = 0.f;
-      if (c < total) {
-        const uint4 q = *reinterpret_cast<const uint4*>(sx + (ch / 8) * kBT * 64 + r * 64 + (((ch % 8) ^ (r % 8)) * 8));
+    // Four chunks per lane per round, loaded together and reduced by interleaved butterflies: the rounds' chains
+    // (shared load, sum, 4-5 dependent shuffles) overlap instead of running one after another -- 16 rounds on the
+    // wide layer's 16-token range of 2048 columns.  The same sums in the same order as one chunk per round.
+    for (int c0 = tid - lane; c0 < total; c0 += 4 * kThreads) {   // warp-uniform bound: every lane shuffles
+      float v[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        // (chunks past the rows load the last valid chunk -- no branch around the loads, so all four are in flight
+        // at once -- and count as 0)
+        const int c = min(c0 + j * kThreads + lane, total - 1);
+        const int r = c / chunks_per_row, ch = c % chunks_per_row;
+        const uint4 q =
+            *reinterpret_cast<const uint4*>(sx + (ch / 8) * kBT * 64 + r * 64 + (((ch % 8) ^ (r % 8)) * 8));
         const uint32_t u[4] = {q.x, q.y, q.z, q.w};
+        v[j] = 0.f;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
-          v += to_float(p2.x) + to_float(p2.y);
+          v[j] += to_float(p2.x) + to_float(p2.y);
         }
+        if (c0 + j * kThreads + lane >= total) v[j] = 0.f;
       }
 #pragma unroll
-      for (int o = 1; o < kChunksPerWindow; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (c < total && ch % kChunksPerWindow == 0) xs[(ch / kChunksPerWindow) * kBT + r] = v;
+      for (int o = 1; o < kChunksPerWindow; o <<= 1)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[j] += __shfl_xor_sync(0xffffffffu, v[j], o);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = c0 + j * kThreads + lane;
+        const int r = c / chunks_per_row, ch = c % chunks_per_row;
+        if (c < total && ch % kChunksPerWindow == 0) xs[(ch / kChunksPerWindow) * kBT + r] = v[j];
+      }
     }
     __syncthreads();
   }
