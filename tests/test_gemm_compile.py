@@ -389,6 +389,21 @@ def test_wg_windows_experiment_compiles_without_serialized_mmas(defines, cache_d
     assert cases[0][1].direct_wgmma_x_atoms(1, 128) == 1
     monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
     assert cases[0][1].direct_wgmma_x_atoms(8, 128) == 8       # the default kernels: the range only
+    # the per-choice form (KernelChoice.wfold, "_wf"): the same macros in this instantiation only, the same host
+    # layout as the define route
+    wf = dataclasses.replace(cases[0][1], wfold=True)
+    assert wf.short() == "bt8_wn8_tm1_wk1_ak256_s4_wf_direct_wgmma" and KernelChoice.parse(wf.short()) == wf
+    assert wf.direct_wgmma_x_atoms(8, 128) == 9
+    assert wf.direct_smem_bytes(8, 8, 128, False) > cases[0][1].direct_smem_bytes(8, 8, 128, False)
+    spec = _spec(format_params(WeightDesc.parse(cases[0][0])), wf, torch.bfloat16, "sm_90a", cases[0][0])
+    assert "#define HUMMING_WG_WINDOWS" in spec.source and "#define HUMMING_WG_ZERO_FOLD" in spec.source
+    assert "wf" in spec.name.split("_")[1]
+    (art,) = compile_many([spec])
+    assert len(art.cubin) > 1000 and "serialized" not in art.log, art.log
+    for bad in ("bt16_wn8_tm2_wk1_ak256_s2_wf_direct", "bt32_wn8_tm2_wk1_ak256_s2_wf_direct_wgmma",
+                "bt16_wn8_tm2_wk1_ak256_s2_pfr32_wf_direct_wgmma"):
+        with pytest.raises(ValueError, match="wfold"):
+            KernelChoice.parse(bad)
 
 
 @pytest.mark.parametrize("desc", ["w:int4,s:g128:float16", "w:uint4,s:g64:float16,zp:int", "w:uint4b8,s:channel:float16"])

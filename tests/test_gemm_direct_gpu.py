@@ -427,6 +427,35 @@ def test_direct_wgmma_windows(stages, bt, defines, monkeypatch):
             _run(desc, n, k, m, choice, dtype=dtype, splits=splits, monkeypatch=monkeypatch)
 
 
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("short", ["bt16_wn8_tm2_wk1_ak256_s2_wf_direct_wgmma",
+                                   "bt16_wn8_tm2_wk1_ak256_s2_c2_wf_direct_wgmma",
+                                   "bt8_wn8_tm1_wk1_ak256_s4_wf_direct_wgmma"])
+def test_direct_wgmma_wfold_choice(short, monkeypatch):
+    """KernelChoice.wfold ("_wf", session 41): the windowed wgmma route with zeros folded through the window sums of x
+    as a per-choice instantiation -- against the fp32 reference (NaN-poisoned outputs, two calls bit-identical) and
+    bit-identical to the same kernel with HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD (the same
+    source, so the same splits and sums); int4 / int3 g128, uint4 g256 with integer zeros, a group of 64 (the kernel
+    falls back to the operand route), fp16; K tails, odd N, 1..kBT valid rows."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    choice = KernelChoice.parse(short)
+    plain = dataclasses.replace(choice, wfold=False)
+    for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint3b4,s:g128:bfloat16", 520, 2112),
+                       ("w:uint4,s:g256:bfloat16,zp:int", 1000, 4096 + 256), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
+                       ("w:int4,s:g128:float16", 256, 1088)]:
+        dtype = torch.float16 if "float16" in desc else torch.bfloat16
+        for m in ([1, 5, 8] if choice.bt == 8 else [1, 9, 16]):
+            _run(desc, n, k, m, choice, dtype=dtype)
+            qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="wfold")
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            y1 = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})(x)
+            monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD")
+            y0 = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})(x)
+            monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
+            assert torch.equal(y0, y1), f"{short} {desc} {n}x{k} M={m}: the choice differs from the define route"
+
+
 @pytest.mark.parametrize("choice", DIRECT8[:2] + DIRECT16, ids=lambda c: c.short())
 def test_direct_fp16_row16(choice, monkeypatch):
     """4-bit codes in fp16 (dequant.cuh raw_row16 + DirectPlan::kRow16, the default for fp16 activations on the

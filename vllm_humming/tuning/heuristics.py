@@ -113,6 +113,11 @@ class KernelChoice:
     # any split-K grid, no prefetch before the grid wait; session 39).
     pf: int = 0
     pf_ring: bool = False
+    # direct wgmma only, token tiles <= 16 (an EXPERIMENT, session 41): the windowed route with every zero and scale
+    # folded per group through the window sums of x -- the MMAs take the raw pairs, no per-pair arithmetic
+    # (HUMMING_WG_WINDOWS + HUMMING_WG_ZERO_FOLD defined for this instantiation; groups of 128+ columns, else the
+    # kernel compiles the operand route).  Short name "_wf" after the prefetch.
+    wfold: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -148,6 +153,9 @@ class KernelChoice:
             raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait) applies to the "
                              "direct kernels, 1..200 KB per block, and to the wgmma one only as a ring (_pfr<KB>), "
                              f"got {self.short()}")
+        if self.wfold and not (self.direct and self.wgmma and self.bt <= 16 and not self.pf):
+            raise ValueError("KernelChoice.wfold (the windowed wgmma decode with zeros folded through the sums of x) "
+                             f"applies to direct wgmma kernels of <= 16 tokens without a weight ring, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -266,12 +274,17 @@ class KernelChoice:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
 
+    @property
+    def wg_windows(self) -> bool:
+        """The direct wgmma kernel compiles the windowed route (DirectPlan::kWgWindows where the group and token tile
+        allow it): this choice's wfold, or HUMMING_WG_WINDOWS in HUMMING_DEBUG_DEFINES for every kernel."""
+        return self.direct and self.wgmma and (self.wfold or wg_windows_experiment())
+
     def direct_wgmma_x_atoms(self, atoms_per_split: int, group: int) -> int:
         """Atom columns of the direct wgmma kernel's x tile (DirectPlan::wg_x_atoms): with the accumulator-side
         windows experiment (HUMMING_WG_WINDOWS; groups of 128+ columns, token tiles <= 16) the loop runs whole bodies
         of lcm(stages, 2 * group / 64) atoms after the range's first atom."""
-        if not (wg_windows_experiment() and self.direct and self.wgmma and group >= 128 and self.bt <= 16) \
-                or atoms_per_split <= 1:
+        if not (self.wg_windows and group >= 128 and self.bt <= 16) or atoms_per_split <= 1:
             return atoms_per_split
         two_windows = 2 * (group // 64)
         body = self.stages * two_windows // math.gcd(self.stages, two_windows)
@@ -308,7 +321,7 @@ class KernelChoice:
             # experiment's last loop body may read zero atoms past the range), scales, zero terms (+ the experiment's
             # fp32 window sums [windows][bt]); the fp32 epilogue tile reuses the region; + 1 KB to align the base
             x_cols = 64 * self.direct_wgmma_x_atoms(atoms_per_split, group)
-            xs = windows * self.bt * 4 if wg_windows_experiment() else 0
+            xs = windows * self.bt * 4 if self.wg_windows else 0
             used = max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
                        self.bt * (self.block_n + 4) * 4)
             ring = self.direct_prefetch_atoms(atoms_per_split, bits, group)
@@ -343,6 +356,9 @@ class KernelChoice:
         x16 = bool(parts) and parts[-1] == "x16"
         if x16:
             parts = parts[:-1]
+        wfold = bool(parts) and parts[-1] == "wf"
+        if wfold:
+            parts = parts[:-1]
         pf, pf_ring = 0, False
         if parts and parts[-1].startswith("pf") and parts[-1].lstrip("pfr").isdigit():
             pf_ring = parts[-1].startswith("pfr")
@@ -363,7 +379,7 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k, cluster, tma_x, x16, pf, pf_ring)
+                       stream_k, cluster, tma_x, x16, pf, pf_ring, wfold)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
@@ -371,7 +387,7 @@ class KernelChoice:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
         return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "")
                 + (f"_pf{'r' if self.pf_ring else ''}{self.pf}" if self.pf else "")
-                + ("_x16" if self.x16 else "") + ("_tma" if self.tma_x else "")
+                + ("_wf" if self.wfold else "") + ("_x16" if self.x16 else "") + ("_tma" if self.tma_x else "")
                 + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
 
