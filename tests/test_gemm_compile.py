@@ -186,30 +186,6 @@ def test_direct_wgmma_compiles_without_serialized_mmas(cache_dir):
         assert "serialized" not in art.log, art.log
 
 
-def test_direct_wgmma_weight_ring_compiles_without_serialized_mmas(cache_dir):
-    """sm_90a: the direct wgmma kernel with its weights through a warp-private shared-memory ring ("_pfr<KB>",
-    KernelChoice.pf_ring): even and odd ring depths, clusters, 3-, 4- and 8-bit integer codes and FP4 -- no
-    serialized wgmma, and no more registers than the register ring's kernel (the loop body stays two atoms at any
-    depth: with a body of `depth` atoms 3-bit codes took 176 registers at depth 4 and serialized at 5)."""
-    from vllm_humming.ops.plan import cubin_resources
-    from vllm_humming.tuning.heuristics import KernelChoice
-
-    base = KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")
-    cases = [(d, c) for d in ("w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:bfloat16,zp:int", "w:uint3b4,s:g128:bfloat16",
-                              "w:float4_e2m1,s:g32:float8_e8m0fnu", "w:uint8b128,s:channel:bfloat16")
-             for c in (base, dataclasses.replace(base, pf=32, pf_ring=True),
-                       dataclasses.replace(base, pf=40, pf_ring=True),
-                       dataclasses.replace(base, cluster=2, pf=32, pf_ring=True))]
-    specs = [_spec(format_params(WeightDesc.parse(d)), c, torch.bfloat16, "sm_90a", d) for d, c in cases]
-    regs = {}
-    for (d, c), art in zip(cases, compile_many(specs)):
-        assert len(art.cubin) > 1000
-        assert "serialized" not in art.log, (d, c.short(), art.log)
-        regs[(d, c.short())] = cubin_resources(art.cubin, art.name)[0]
-    for d, c in cases:
-        assert regs[(d, c.short())] <= max(128, regs[(d, base.short())]), (d, c.short(), regs)
-
-
 def test_wgmma_two_atom_stages_compile(cache_dir):
     """sm_90a: the cp.async wgmma kernel with two atoms per stage (one swizzled x sub-tile per atom, the fragment
     buffer = the atom) -- atom-wide groups (64-token tiles) and step groups (256 x 128 tiles), split-K and stream-K,
@@ -402,7 +378,7 @@ def test_wg_windows_experiment_compiles_without_serialized_mmas(defines, cache_d
     assert len(art.cubin) > 1000 and "serialized" not in art.log, art.log
     for bad in ("bt16_wn8_tm2_wk1_ak256_s2_wf_direct", "bt32_wn8_tm2_wk1_ak256_s2_wf_direct_wgmma",
                 "bt16_wn8_tm2_wk1_ak256_s2_pfr32_wf_direct_wgmma"):
-        with pytest.raises(ValueError, match="wfold"):
+        with pytest.raises(ValueError, match="wfold|mma.sync kernel"):   # (a wgmma ring: refused for itself)
             KernelChoice.parse(bad)
 
 

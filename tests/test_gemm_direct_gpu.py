@@ -119,56 +119,6 @@ def test_direct_wgmma_forced_splits(splits, monkeypatch):
              monkeypatch=monkeypatch)
 
 
-# the wgmma decode kernel with its weight stream through a warp-private shared-memory ring (KernelChoice.pf_ring:
-# "_pfr<KB>"; gemm_wna16_direct.cuh, gemm_wna16_direct_wgmma) instead of the register ring
-WGMMA_RING = [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", pf=32, pf_ring=True),
-              KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2, pf=48, pf_ring=True),
-              KernelChoice(16, 4, 1, 1, 64, 4, "direct", "wgmma", pf=10, pf_ring=True),
-              KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma", pf=24, pf_ring=True)]
-
-
-@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
-@pytest.mark.parametrize("choice", WGMMA_RING, ids=lambda c: c.short())
-def test_direct_wgmma_weight_ring(choice, monkeypatch):
-    """The smem weight ring feeds the MMAs the same atoms in the same order as the register ring: bit-identical
-    outputs for the same K splits (depths of 2-8 positions, odd ones too, ranges shorter than the ring, K tails with
-    zero-filled atoms, odd N, clusters; 3-, 4- and 8-bit integer codes (3 bits: pieces copied by other lanes), zero
-    points, FP4), plus _check_layer's reference check, NaN-poisoned outputs and determinism."""
-    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    plain = dataclasses.replace(choice, pf=0, pf_ring=False)
-    ms = [1, 3, 8] if choice.bt == 8 else [1, 9, 16]
-    cases = [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
-             ("w:uint3b4,s:g128:bfloat16", 520, 2112), ("w:uint8b128,s:channel:bfloat16", 1000, 4288),
-             ("w:float4_e2m1,s:g32:float8_e8m0fnu", 256, 4096), ("w:uint4,s:g32:float16,zp:float", 1000, 2048 + 64)]
-    for desc, n, k in cases:
-        dtype = torch.float16 if "float16" in desc else torch.bfloat16
-        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="wgring")
-        for m, splits in zip(ms, (1, 3, 2)):
-            monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits if not choice.cluster else 2))
-            x = torch.randn(m, k, device="cuda", dtype=dtype)
-            ring = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
-            try:
-                _check_layer(ring, qw, x, f"{desc} {choice.short()} N={n} K={k} M={m}")
-            except DescError as e:
-                # a ring that does not fit this K range's shared memory is refused with the numbers (session 40:
-                # c2_pfr48 at K=8200) -- the refusal is the defined behaviour, not a failure of the ring
-                assert "shared memory" in str(e), e
-                monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
-                continue
-            y1 = ring(x)
-            plain_layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})
-            y0 = plain_layer(x)
-            monkeypatch.delenv("HUMMING_DEBUG_SPLITS")
-            # HUMMING_DEBUG_SPLITS takes the nearest split count whose range fits shared memory, and the ring's
-            # region can push that count up (session 40's case: _pfr32, 600x8200 at one forced split -- the plain
-            # kernel fits 2 splits of 65 atoms in 200 KB, the ring needs 3 of 43; choose_direct_splits).  Other
-            # splits sum in another order, so bit identity holds only for equal splits; the reference check above
-            # covers the rest.
-            if ring.plan_info[m]["splits"] != plain_layer.plan_info[m]["splits"]:
-                continue
-            assert torch.equal(y0, y1), f"{choice.short()} {desc} {n}x{k} M={m}: the ring changed the result"
-
-
 @pytest.mark.parametrize("stages", [2, 3, 5, 6])
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g256:bfloat16,zp:int"])
 def test_direct_ring_depth_vs_unit(stages, desc):

@@ -855,11 +855,10 @@ def test_sibling_head_split_of_the_wide_layer_at_129_to_256_tokens():
 def test_smem_ring_smaller_than_one_unit_is_refused_with_the_numbers():
     """A "_pfr<KB>" ring that cannot hold one position (or scale unit) per warp is refused on the host, naming the
     choice, the budget and the smallest that works -- not by the kernel's static_assert inside NVRTC."""
-    wg = KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr4_direct_wgmma")   # 8 KB per int4 position
-    with pytest.raises(ValueError, match=r"bt16_wn8_tm2_wk1_ak256_s2_pfr4_direct_wgmma.*4 KB.*_pfr8"):
-        wg.direct_smem_bytes(32, 16, 128, False, 4)
-    assert wg.direct_prefetch_atoms(32, 2, 128) == 1                      # 2-bit codes: 4 KB is one position
     sync = KernelChoice.parse("bt8_wn3_tm1_wk4_ak64_s4_pfr1_direct")   # g128: 2-atom units of 12 warps x 512 B
     with pytest.raises(ValueError, match=r"_pfr1_direct.*2-atom unit.*_pfr12"):
         sync.direct_prefetch_atoms(64, 4, 128)
-    assert KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr32_direct_wgmma").direct_prefetch_atoms(32, 4, 128) == 4
+    assert KernelChoice.parse("bt8_wn3_tm1_wk4_ak64_s4_pfr12_direct").direct_prefetch_atoms(64, 4, 128) == 2
+    # (the wgmma kernel's ring is gone since session 41: refused at parse time)
+    with pytest.raises(ValueError, match="removed in session 41"):
+        KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr4_direct_wgmma")

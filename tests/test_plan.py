@@ -372,26 +372,12 @@ def test_every_plan_covers_the_layer_once_within_the_device_limits(arch, desc, c
                     base.stream_k, where
 
 
-def test_wgmma_ring_knob_plans_the_ring_at_9_to_16_tokens(cache_dir, monkeypatch):
-    """HUMMING_WG_RING_KB (session 39's tuning knob, off by default): the 9-16-token int4 decode choices of sm_90a
-    take the shared-memory weight ring ("_pfr<KB>"), planned as ordinary split-K grids whose shared memory holds the
-    ring (two blocks per SM still fit at 32 KB); unset, nothing changes; 8-bit codes never take it."""
-    monkeypatch.delenv("HUMMING_WG_RING_KB", raising=False)
-    base = {}
-    for n, k in [(6144, 4096), (28672, 4096), (4096, 14336)]:
-        base[(n, k)] = OfflinePlanner("w:uint4b8,s:g128:bfloat16", n, k, "sm_90a", 132, cache_dir=cache_dir).plan(16)
-        assert "_pfr" not in base[(n, k)].info["choice"]
+def test_wgmma_ring_is_gone(cache_dir, monkeypatch):
+    """Session 39's shared-memory weight ring of the 9-16-token wgmma decode ("_pfr<KB>" on a wgmma choice,
+    HUMMING_WG_RING_KB) measured slower than the register ring and was removed in session 41: the knob no longer
+    changes the plan, and a wgmma choice with a ring is refused with the reason."""
     monkeypatch.setenv("HUMMING_WG_RING_KB", "32")
-    for n, k in [(6144, 4096), (28672, 4096), (4096, 14336)]:
-        info = OfflinePlanner("w:uint4b8,s:g128:bfloat16", n, k, "sm_90a", 132, cache_dir=cache_dir).plan(16).info
-        assert info["choice"] == base[(n, k)].info["choice"].replace("_direct_wgmma", "_pfr32_direct_wgmma"), info
-        assert info["smem"] <= 113 * 1024, info              # two blocks per SM
-        assert info["smem"] >= base[(n, k)].info["smem"] + 32 * 1024 - 1024, info   # 4 positions of 8 KB per block
-    info = OfflinePlanner("w:uint3b4,s:g128:bfloat16", 6144, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(16).info
-    assert info["choice"].endswith("_pfr32_direct_wgmma"), info
-    info = OfflinePlanner("w:uint8b128,s:channel:bfloat16", 6144, 4096, "sm_90a", 132,
-                          cache_dir=cache_dir).plan(16).info
-    assert "_pfr" not in info["choice"]
-    monkeypatch.setenv("HUMMING_WG_RING_KB", "x")
-    with pytest.raises(ValueError, match="HUMMING_WG_RING_KB"):
-        OfflinePlanner("w:uint4b8,s:g128:bfloat16", 6144, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(16)
+    info = OfflinePlanner("w:uint4b8,s:g128:bfloat16", 6144, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(16).info
+    assert "_pf" not in info["choice"], info
+    with pytest.raises(ValueError, match="mma.sync kernel.*removed in session 41"):
+        KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr32_direct_wgmma")

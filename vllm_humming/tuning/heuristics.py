@@ -107,10 +107,8 @@ class KernelChoice:
     # ring takes over (gemm_wna16_direct.cuh, DirectPrefetch).  A grid that leaves half of every SM free lets the next
     # PDL launch's blocks sit beside it and stream their weights while it computes.  pf_ring: the whole stream goes
     # through a warp-private shared-memory ring of that size instead (every consumed slot refilled with the atom one
-    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.  The direct wgmma kernel
-    # takes only the ring (_pfr: its weight stream through cp.async into a per-warp ring of KB // (bytes per position)
-    # positions instead of the register ring of `stages` atoms -- more bytes in flight without registers; planned like
-    # any split-K grid, no prefetch before the grid wait; session 39).
+    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.  (The direct wgmma kernel
+    # had a ring too, session 39: slower than its register ring on the H100 at 9-16 tokens, removed in session 41.)
     pf: int = 0
     pf_ring: bool = False
     # direct wgmma only, token tiles <= 16 (an EXPERIMENT, session 41): the windowed route with every zero and scale
@@ -149,10 +147,10 @@ class KernelChoice:
         if self.x16 and not (self.direct and not self.wgmma):
             raise ValueError("KernelChoice.x16 (bf16 activations staged as fp16 for the one-shift int4 decode) applies "
                              f"to the direct mma.sync kernel, got {self.short()}")
-        if (self.pf or self.pf_ring) and not (self.direct and 0 < self.pf <= 200 and (self.pf_ring or not self.wgmma)):
-            raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait) applies to the "
-                             "direct kernels, 1..200 KB per block, and to the wgmma one only as a ring (_pfr<KB>), "
-                             f"got {self.short()}")
+        if (self.pf or self.pf_ring) and not (self.direct and not self.wgmma and 0 < self.pf <= 200):
+            raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait, _pf<KB>, or "
+                             "streamed through a shared-memory ring, _pfr<KB>) applies to the direct mma.sync kernel, "
+                             f"1..200 KB per block (the wgmma kernel's ring was removed in session 41), got {self.short()}")
         if self.wfold and not (self.direct and self.wgmma and self.bt <= 16 and not self.pf):
             raise ValueError("KernelChoice.wfold (the windowed wgmma decode with zeros folded through the sums of x) "
                              f"applies to direct wgmma kernels of <= 16 tokens without a weight ring, got {self.short()}")
@@ -295,9 +293,9 @@ class KernelChoice:
         HUMMING_DIRECT_SMEM_PREFETCH experiment; gemm_wna16_direct.cuh, direct_prefetch_atoms): 0 by default."""
         budget = self.pf * 1024 if self.pf else direct_smem_prefetch_bytes()
         ring = self.pf_ring if self.pf else direct_smem_ring()   # DirectPrefetch::kRing
-        if not budget or (self.wgmma and not ring):
-            return 0      # the wgmma kernel has no prefetch, only the ring
-        unit = 1 if self.wgmma else direct_unit_atoms(group)
+        if not budget or self.wgmma:
+            return 0      # the wgmma kernel has neither (DirectPrefetch is the mma.sync kernel's)
+        unit = direct_unit_atoms(group)
         per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
         depth = budget // per_pos // unit * unit
         if ring:   # the ring's depth
@@ -324,9 +322,6 @@ class KernelChoice:
             xs = windows * self.bt * 4 if self.wg_windows else 0
             used = max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
                        self.bt * (self.block_n + 4) * 4)
-            ring = self.direct_prefetch_atoms(atoms_per_split, bits, group)
-            if ring:   # DirectWgmmaSmem::off_ring: the warps' weight rings after both, 16-byte aligned
-                used = -(-used // 16) * 16 + ring * self.warps_n * self.tiles_m * 32 * bits * 4
             return used + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
@@ -744,8 +739,7 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
         waves = -(-(n_tiles * m_tiles * splits) // (info.sms * bps))
         if forced:
             cost = (abs(splits - forced), 0)
-        elif choice.pf and not choice.wgmma:
-            # (the wgmma kernel's _pfr is only a deeper weight ring: split as usual)
+        elif choice.pf:
             # a prefetching grid wants one wave of few blocks (the next launch's blocks must fit beside it) and no
             # split-K end: fewest waves, then fewest splits
             cost = (waves, splits)
@@ -840,14 +834,6 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
         return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     if 8 < bucket <= 16:
-        # HUMMING_WG_RING_KB=KB (tuning, default 0 = off): the 3- and 4-bit choices below stream their weights
-        # through a shared-memory ring of KB per block instead of the register ring (KernelChoice.pf_ring; session
-        # 39).  Experimental: slower on the H100 in session 40 (M=16, us, 32 KB 10.47 / 27.30 / 16.26 vs 9.58 / 27.47
-        # / 15.73; results/2026-12-06-s40/a/ab_*.log).  (Its one GPU test case that was not bit-identical to the
-        # register ring ran other K splits: the forced count did not fit, and the ring's region changed the nearest
-        # one that does -- session 41.)
-        ring_kb = env_int("HUMMING_WG_RING_KB", 0, 0, 160) if bits in (3, 4) else 0
-        ring = (lambda c: dataclasses.replace(c, pf=ring_kb, pf_ring=True) if ring_kb else c)
         if cluster and n >= WIDE_N and 0 < k <= 8192 and bits in (3, 4) and not float_family:
             # wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a 2-block thread block
             # cluster in distributed shared memory (no workspace round trips at the end).  28672x4096 M=16, us vs the
@@ -855,7 +841,7 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # again in session 12, results/h200-2026-12-01-s12/b_sweep_m16i4.txt), int3 28.6 vs 29.3; int8 (36.5 vs
             # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
             # lost.  K <= 8192 keeps the 16-row x range in shared memory.
-            return [ring(KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2))]
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
         if float_family and (bits == 8 or (bits == 4 and 0 < group < 32)):
             # float 8-bit codes (fp8 weight-only) and 16-column groups (NVFP4): the cp.async wgmma tile below
             # (bt16_wn8_tm2_wk1_ak1_s4_wgmma) on every layer.  Session 27, M=16, us, 6144x4096 / 28672x4096 /
@@ -866,13 +852,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             return []
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
-            return [ring(KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma"))]
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
         if bits in (3, 4) and narrow:
             # int3 / int4 on narrow layers: the same 256-row tiles since the split-K sums are shared by up to 4
             # blocks (splitk_epilogue's reducers, session 13): 6144x4096 / 4096x14336 M=16, us, vs the 128-row
             # choice below: int4 9.1 / 15.4 vs 9.6 / 16.7, int3 9.4 / 15.9 vs 9.5 / 18.0 (int8 loses: 14.9 / 24.4
             # vs 13.6 / 22.2; results/h200-2026-12-01-s13/d_sweep_r4_m16.txt, d_sweep_fmt_*.txt)
-            return [ring(KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma"))]
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
         if bits in (3, 4, 8) and narrow:
             # int4: 9.8 / - / 17.0 vs 11.1 / - / 18.3; int3 9.7 / - / 17.5 vs 10.9 / - / 17.6; int8 channel 14.0 / - /
             # 22.9 vs 14.2 / - / 24.6 (results/h200-2026-12-01-s9/d_sweep_*_m16.txt).  28672x4096 loses (int4 32.5 vs

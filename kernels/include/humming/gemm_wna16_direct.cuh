@@ -142,6 +142,7 @@ template <class Cfg> struct DirectPlan {
 // With HUMMING_DIRECT_SMEM_RING as well, the region is a warp-private ring of kMaxPos positions for the WHOLE
 // sequence: each consumed slot is refilled (cp.async, one commit group per position) with the position kMaxPos ahead,
 // so every byte goes through shared memory and kMaxPos positions stay in flight per warp; the register ring is unused.
+// The mma.sync decode kernel only: the direct wgmma kernel ignores both macros (the host plans no prefetch for it).
 template <class Cfg> struct DirectPrefetch {
 #ifdef HUMMING_DIRECT_SMEM_PREFETCH
   static constexpr int kBudget = HUMMING_DIRECT_SMEM_PREFETCH;
@@ -426,7 +427,7 @@ template <class Cfg> struct DirectWeightStream {
   // words; 16-byte cp.async pieces spread over the lanes, zero-filled where load_next would load zeros) and step to
   // i + 1.  The caller commits; a lane later reads its words back with load_atom_words (after the group's wait and a
   // barrier: the pieces were copied by other lanes).
-  // The shared-memory ring (DirectPrefetch::kRing; the mma.sync and wgmma decode kernels): hand slot `at`'s words to
+  // The shared-memory ring (DirectPrefetch::kRing; the mma.sync decode kernel): hand slot `at`'s words to
   // the math (cur) and refill it with the position kDepth ahead.  One commit group per position, so the slot's group
   // is retired by wait<kDepth - 1>; the warp syncs before reading (its pieces were copied by other lanes) and before
   // overwriting (every lane has read it).
@@ -522,20 +523,16 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // With the windowed experiment (DirectPlan::kWgWindows) the x region holds DirectPlan::wg_x_atoms atom columns (its
 // last loop body reads up to kWgBody - 1 zero atoms past the range) and fp32 window sums [windows][kBT] follow the
 // zero terms (float zero points, and integer zeros with HUMMING_WG_ZERO_FOLD).
-// With a weight ring in shared memory (DirectPrefetch::kRing: a "_pfr<KB>" choice) the warps' rings follow, 16-byte
-// aligned, after whichever is larger: the regions above or the epilogue's fp32 tile (kBT rows of kBN + 4 floats,
-// which reuses the start of shared memory) -- so the ring never overlaps either.
+// (Session 39's weight ring in shared memory for this kernel, "_pfr<KB>", measured slower than the register ring and
+// was removed in session 41; the mma.sync kernel keeps its own, DirectPrefetch.)
 template <class Cfg> struct DirectWgmmaSmem {
-  int x_atoms, off_s, off_z, off_xs, off_ring;
+  int x_atoms, off_s, off_z, off_xs;
   HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
-    const int windows = ceil_div(range_cols, DirectPlan<Cfg>::kWindow);
     x_atoms = DirectPlan<Cfg>::wg_x_atoms(range_cols / 64);
     off_s = x_atoms * 64 * Cfg::kBT * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
     off_xs = off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0);
-    const int end = off_xs + (DirectPlan<Cfg>::kWgWindows ? windows * Cfg::kBT * 4 : 0);
-    off_ring = (max(end, Cfg::kBT * (Cfg::kBN + 4) * 4) + 15) & ~15;
   }
 };
 
@@ -713,22 +710,10 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   T* sz = reinterpret_cast<T*>(smem + L.off_z);
 
   // ---- 1: the first kDepth atoms of this warp's rows, the range's scales (weights: before the grid wait)
-  //         (a shared-memory ring, Pf::kRing: its kRingDepth positions copied with cp.async, one commit group each)
-  using Pf = DirectPrefetch<Cfg>;
   const int n_seq = max(0, ka1 - ka0);
   DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, 0, n_atom0 + wn * kTilesM, n_atoms, lane);
-  constexpr int kRingDepth = Pf::kRing ? Pf::kMaxPos : 1;
-  uint32_t* sring = reinterpret_cast<uint32_t*>(smem + L.off_ring) + wn * kRingDepth * kTilesM * Cfg::kAtomWords;
-  uint32_t ring[Pf::kRing ? 1 : kDepth][kTilesM][kBits];
-  if constexpr (Pf::kRing) {
-    static_assert(!Plan::kWgWindows, "the wgmma weight ring runs the operand route's main loop");
-    static_for<kRingDepth>([&](auto d_) {
-      stream.template copy_next_async<0>(sring + decltype(d_)::value * kTilesM * Cfg::kAtomWords, w);
-      cp_async_commit();
-    });
-  } else {
-    static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
-  }
+  uint32_t ring[kDepth][kTilesM][kBits];
+  static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
   direct_copy_scales<Cfg>(ss, sz, gscale, gzero, ka0, range_cols, n0, N16, K64);
   // ---- 2: x after the grid dependency wait, swizzled per atom column; rows past M and columns past K / the split
   //         zero-filled
@@ -831,34 +816,22 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
   Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
   int i0 = 0;
-  // the ring slot of the next position: a run-time pointer (shared memory needs no compile-time slot, unlike the
-  // register ring), so the loop body stays two atoms (the fragment buffers) whatever the depth -- an unrolled body
-  // of `depth` atoms cost registers (3-bit codes: 176 at depth 4) and compile time
-  [[maybe_unused]] uint32_t* at = sring;
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
     uint32_t cur[kTilesM][kBits];
-    if constexpr (Pf::kRing) {
-      // (phase 2's wait<0> retired the prologue's groups)
-      stream.template take_from_smem_ring<0, kRingDepth>(cur, at, w);   // refills position i0 + d + kRingDepth
-      at = at == sring + (kRingDepth - 1) * kTilesM * Cfg::kAtomWords ? sring : at + kTilesM * Cfg::kAtomWords;
-    } else {
-      stream.template take_and_refill<0>(cur, ring[d % kDepth]);
-    }
+    stream.template take_and_refill<0>(cur, ring[d % kDepth]);
     const int al = i0 + d;
     const int grp = Cfg::kGroup != 0 ? al * 64 / Cfg::kGroup : 0;
     math.template wait_mma<1>();   // the MMAs that read fragment buffer d % 2 (two atoms ago) are done
     math.template atom<d % 2>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
   };
   // (the register ring's slots repeat every kDepth positions, the fragment buffers every 2)
-  constexpr int kLoopBody = !Pf::kRing ? kBody : 2;
 #pragma unroll 1
-  for (; i0 + kLoopBody <= n_seq; i0 += kLoopBody) static_for<kLoopBody>(step);
-  static_for<kLoopBody - 1>([&](auto d_) {
+  for (; i0 + kBody <= n_seq; i0 += kBody) static_for<kBody>(step);
+  static_for<kBody - 1>([&](auto d_) {
     if (i0 + decltype(d_)::value < n_seq) step(d_);
   });
   math.template wait_mma<0>();
-  if constexpr (Pf::kRing) cp_async_wait<0>();   // the refills past the sequence (zero fills) have landed
   if (!release_early) grid_dependents_launch();
   if constexpr (kCluster != 0) {
     // (its first barrier: every warpgroup's MMAs have read x, the region becomes the fp32 tile)
