@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Session 41 removed the wgmma weight ring: the ring steps below no longer run -- kept as the record of session 40's call A.)
 # Next session, call A (any card): the wgmma decode kernel's weight ring (session 39, KernelChoice.pf_ring on wgmma,
 # "_pfr<KB>": never run on a GPU) -- (1) its GPU test (bit-identical to the register ring) and the direct wgmma
 # suite; (2) at M = 12 / 16 ring depths 4 / 6 / 8 against the defaults on the three int4 layers; (3) what bounds the
