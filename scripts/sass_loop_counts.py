@@ -67,9 +67,21 @@ def main(argv=None) -> int:
     from vllm_humming.ops.gemm import _spec, format_params
     from vllm_humming.tuning.heuristics import KernelChoice
 
-    desc = WeightDesc.parse(args.desc)
-    choice = KernelChoice.parse(args.choice)
-    art = compile_kernel(_spec(format_params(desc), choice, getattr(torch, args.dtype), args.arch, str(desc)))
+    from vllm_humming.desc import DescError
+    from vllm_humming.tuning.heuristics import _ARCH_TABLE
+
+    if args.arch not in _ARCH_TABLE:
+        p.error(f"--arch {args.arch!r} is not one of {sorted(_ARCH_TABLE)}")
+    try:
+        desc = WeightDesc.parse(args.desc)
+        choice = KernelChoice.parse(args.choice)
+        reason = choice.unsupported_reason(args.arch, 4096, format_params(desc).group)
+        if reason:
+            raise ValueError(reason)
+        spec = _spec(format_params(desc), choice, getattr(torch, args.dtype), args.arch, str(desc))
+    except (ValueError, DescError) as e:
+        p.error(f"--desc {args.desc!r} / --choice {args.choice!r}: {e}")
+    art = compile_kernel(spec)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "k.cubin")
         with open(path, "wb") as f:
