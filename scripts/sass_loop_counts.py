@@ -8,7 +8,7 @@ nvdisasm is not a dependency: `pip download --no-deps nvidia-cuda-nvdisasm -d DI
 
     python scripts/sass_loop_counts.py --desc w:uint4b8,s:g128:bfloat16 \
         --choice bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma --nvdisasm /tmp/nvd/nvidia/cu13/bin/nvdisasm
-    HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD python scripts/sass_loop_counts.py ...
+    HUMMING_DEBUG_DEFINES=HUMMING_DEBUG_WG_SKIP_DEQUANT python scripts/sass_loop_counts.py ...
 
 Counts are per thread per loop iteration (one body of the unrolled loop); divide by the weights a thread handles per
 body to compare loops of different unroll depths (session 41, NOTES.md).

@@ -352,21 +352,17 @@ def test_splitk_8_token_ticket(m, monkeypatch):
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
-@pytest.mark.parametrize("defines", ["HUMMING_WG_WINDOWS", "HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD"])
 @pytest.mark.parametrize("stages", [2, 3, 4, 5, 6])
 @pytest.mark.parametrize("bt", [8, 16])
-def test_direct_wgmma_windows(stages, bt, defines, monkeypatch):
-    """The windowed wgmma experiment (gemm_wna16_direct.cuh, DirectWgmmaWindowMath: raw pairs into two alternating window
-    buffers, each window's zero / scale folded one window later, the loop body one atom into the range, the last body
-    run whole over zero atoms): ring depths that are and are not multiples of two windows, g128 / g256 with and
-    without zero points, fp16, a float family with 128-column block scales, K with a partial window (1088 with g128:
-    8.5 groups) or a partial atom, ranges of 1..3 atoms and one much longer than a body (forced splits), 1..kBT
-    valid token rows; against the fp32 reference, NaN-poisoned outputs, two calls bit-identical.  An experiment
-    (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS), slower than the default operand route on the H200 (NOTES.md, s22);
-    with HUMMING_WG_ZERO_FOLD integer zeros fold through the window sums of x too (session 41: a third fewer
-    main-loop instructions than the operand route)."""
+def test_direct_wgmma_ring_depths(stages, bt, monkeypatch):
+    """The direct wgmma decode kernel at register-ring depths that are and are not multiples of its two fragment
+    buffers (the loop body is lcm(depth, 2) atoms, the tail atoms one branch each): g128 / g256 with and without zero
+    points, fp16, a float family with 128-column block scales, K with a partial group (1088 with g128) or a partial
+    atom, ranges of 1..3 atoms and one much longer than a body (forced splits), 1..kBT valid token rows; against the
+    fp32 reference, NaN-poisoned outputs, two calls bit-identical.  (Until session 42 this test ran the removed
+    accumulator-side windows experiment.)"""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    monkeypatch.setenv("HUMMING_DEBUG_DEFINES", defines)
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
     choice = KernelChoice(bt, 4, 2 if bt == 16 else 1, 1, 256, stages, "direct", "wgmma")
     descs = [("w:uint4b8,s:g128:bfloat16", torch.bfloat16), ("w:uint4,s:g256:bfloat16,zp:int", torch.bfloat16),
              ("w:uint4,s:g128:float16,zp:float", torch.float16), ("w:uint3b4,s:g128:float16", torch.float16),
@@ -375,35 +371,6 @@ def test_direct_wgmma_windows(stages, bt, defines, monkeypatch):
         for n, k, m, splits in [(1000, 1088, bt, None), (256, 4096, 1, None), (200, 8200, bt - 3, 3),
                                 (512, 4096 + 256, 2, 1), (320, 2048, 5, 16), (128, 256 * 3, bt, 3)]:
             _run(desc, n, k, m, choice, dtype=dtype, splits=splits, monkeypatch=monkeypatch)
-
-
-@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
-@pytest.mark.parametrize("short", ["bt16_wn8_tm2_wk1_ak256_s2_wf_direct_wgmma",
-                                   "bt16_wn8_tm2_wk1_ak256_s2_c2_wf_direct_wgmma",
-                                   "bt8_wn8_tm1_wk1_ak256_s4_wf_direct_wgmma"])
-def test_direct_wgmma_wfold_choice(short, monkeypatch):
-    """KernelChoice.wfold ("_wf", session 41): the windowed wgmma route with zeros folded through the window sums of x
-    as a per-choice instantiation -- against the fp32 reference (NaN-poisoned outputs, two calls bit-identical) and
-    bit-identical to the same kernel with HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD (the same
-    source, so the same splits and sums); int4 / int3 g128, uint4 g256 with integer zeros, a group of 64 (the kernel
-    falls back to the operand route), fp16; K tails, odd N, 1..kBT valid rows."""
-    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
-    choice = KernelChoice.parse(short)
-    plain = dataclasses.replace(choice, wfold=False)
-    for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint3b4,s:g128:bfloat16", 520, 2112),
-                       ("w:uint4,s:g256:bfloat16,zp:int", 1000, 4096 + 256), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
-                       ("w:int4,s:g128:float16", 256, 1088)]:
-        dtype = torch.float16 if "float16" in desc else torch.bfloat16
-        for m in ([1, 5, 8] if choice.bt == 8 else [1, 9, 16]):
-            _run(desc, n, k, m, choice, dtype=dtype)
-            qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="wfold")
-            x = torch.randn(m, k, device="cuda", dtype=dtype)
-            y1 = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})(x)
-            monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD")
-            y0 = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})(x)
-            monkeypatch.delenv("HUMMING_DEBUG_DEFINES")
-            assert torch.equal(y0, y1), f"{short} {desc} {n}x{k} M={m}: the choice differs from the define route"
 
 
 @pytest.mark.parametrize("choice", DIRECT8[:2] + DIRECT16, ids=lambda c: c.short())

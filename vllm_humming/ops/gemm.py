@@ -287,8 +287,6 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype,
             tag += "x16"
         if choice.pf:        # weights prefetched to shared memory (KernelChoice.pf): macros of this instantiation
             tag += f"pf{'r' if choice.pf_ring else ''}{choice.pf}"
-        if choice.wfold:     # the windowed wgmma route with folded zeros (KernelChoice.wfold): macros, below
-            tag += "wf"
     else:
         header, entry, extra, tag = "gemm_wna16.cuh", "gemm_wna16", ", atoms_per_split, flags", "wna16"
         if choice.tma_x:      # gemm_wna16<Cfg, kStreamK, 0, kTmaX>: + the tensor map of x, by value
@@ -319,11 +317,6 @@ def kernel_source(fp: FormatParams, choice: KernelChoice, dtype: torch.dtype,
         macros.append(("HUMMING_DIRECT_SMEM_PREFETCH", str(choice.pf * 1024)))
         if choice.pf_ring:
             macros.append(("HUMMING_DIRECT_SMEM_RING", "1"))
-    if choice.wfold:
-        # DirectPlan::kWgWindows + kWgZeroInOperand = false (gemm_wna16_direct.cuh) for this instantiation
-        for flag in ("HUMMING_WG_WINDOWS", "HUMMING_WG_ZERO_FOLD"):
-            if all(name != flag for name, _ in macros):
-                macros.append((flag, "1"))
     defines = "".join(f"#define {name} {value}\n" for name, value in macros)
     # HUMMING_DEBUG_MIN_BLOCKS=N (experiments): __launch_bounds__ minimum resident blocks, i.e. a register budget
     min_blocks = os.environ.get("HUMMING_DEBUG_MIN_BLOCKS", "").strip()

@@ -36,12 +36,6 @@ def _debug_define(name: str) -> Optional[str]:
     return None
 
 
-def wg_windows_experiment() -> bool:
-    """HUMMING_DEBUG_DEFINES names HUMMING_WG_WINDOWS: the direct wgmma kernels run the accumulator-side windows
-    experiment (gemm_wna16_direct.cuh, DirectWgmmaWindowMath), whose shared-memory layout differs."""
-    return _debug_define("HUMMING_WG_WINDOWS") is not None
-
-
 def direct_smem_prefetch_bytes() -> int:
     """HUMMING_DEBUG_DEFINES=HUMMING_DIRECT_SMEM_PREFETCH=B (experiment): the direct mma.sync kernel copies up to B
     bytes per block of its warps' first weight atoms to shared memory before griddepcontrol.wait
@@ -111,11 +105,6 @@ class KernelChoice:
     # had a ring too, session 39: slower than its register ring on the H100 at 9-16 tokens, removed in session 41.)
     pf: int = 0
     pf_ring: bool = False
-    # direct wgmma only, token tiles <= 16 (an EXPERIMENT, session 41): the windowed route with every zero and scale
-    # folded per group through the window sums of x -- the MMAs take the raw pairs, no per-pair arithmetic
-    # (HUMMING_WG_WINDOWS + HUMMING_WG_ZERO_FOLD defined for this instantiation; groups of 128+ columns, else the
-    # kernel compiles the operand route).  Short name "_wf" after the prefetch.
-    wfold: bool = False
 
     def __post_init__(self):
         if self.mma not in MMAS:
@@ -151,9 +140,6 @@ class KernelChoice:
             raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait, _pf<KB>, or "
                              "streamed through a shared-memory ring, _pfr<KB>) applies to the direct mma.sync kernel, "
                              f"1..200 KB per block (the wgmma kernel's ring was removed in session 41), got {self.short()}")
-        if self.wfold and not (self.direct and self.wgmma and self.bt <= 16 and not self.pf):
-            raise ValueError("KernelChoice.wfold (the windowed wgmma decode with zeros folded through the sums of x) "
-                             f"applies to direct wgmma kernels of <= 16 tokens without a weight ring, got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -272,22 +258,6 @@ class KernelChoice:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
 
-    @property
-    def wg_windows(self) -> bool:
-        """The direct wgmma kernel compiles the windowed route (DirectPlan::kWgWindows where the group and token tile
-        allow it): this choice's wfold, or HUMMING_WG_WINDOWS in HUMMING_DEBUG_DEFINES for every kernel."""
-        return self.direct and self.wgmma and (self.wfold or wg_windows_experiment())
-
-    def direct_wgmma_x_atoms(self, atoms_per_split: int, group: int) -> int:
-        """Atom columns of the direct wgmma kernel's x tile (DirectPlan::wg_x_atoms): with the accumulator-side
-        windows experiment (HUMMING_WG_WINDOWS; groups of 128+ columns, token tiles <= 16) the loop runs whole bodies
-        of lcm(stages, 2 * group / 64) atoms after the range's first atom."""
-        if not (self.wg_windows and group >= 128 and self.bt <= 16) or atoms_per_split <= 1:
-            return atoms_per_split
-        two_windows = 2 * (group // 64)
-        body = self.stages * two_windows // math.gcd(self.stages, two_windows)
-        return 1 + -(-(atoms_per_split - 1) // body) * body
-
     def direct_prefetch_atoms(self, atoms_per_split: int, bits: int, group: int) -> int:
         """Positions of each warp's atom sequence staged in shared memory before the grid wait (the
         HUMMING_DIRECT_SMEM_PREFETCH experiment; gemm_wna16_direct.cuh, direct_prefetch_atoms): 0 by default."""
@@ -315,12 +285,9 @@ class KernelChoice:
         groups = cols // group if group else 0
         windows = -(-cols // (group or 64))
         if self.wgmma:
-            # DirectWgmmaSmem: swizzled x tiles of all bt rows (DirectPlan::wg_x_atoms atom columns: the windows
-            # experiment's last loop body may read zero atoms past the range), scales, zero terms (+ the experiment's
-            # fp32 window sums [windows][bt]); the fp32 epilogue tile reuses the region; + 1 KB to align the base
-            x_cols = 64 * self.direct_wgmma_x_atoms(atoms_per_split, group)
-            xs = windows * self.bt * 4 if self.wg_windows else 0
-            used = max(x_cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1) + xs,
+            # DirectWgmmaSmem: swizzled x tiles of all bt rows, scales, zero terms; the fp32 epilogue tile reuses
+            # the region; + 1 KB to align the base
+            used = max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1),
                        self.bt * (self.block_n + 4) * 4)
             return used + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
@@ -351,9 +318,9 @@ class KernelChoice:
         x16 = bool(parts) and parts[-1] == "x16"
         if x16:
             parts = parts[:-1]
-        wfold = bool(parts) and parts[-1] == "wf"
-        if wfold:
-            parts = parts[:-1]
+        if parts and parts[-1] == "wf":
+            raise ValueError(f"kernel choice {short!r}: '_wf' (session 41's windowed wgmma decode with zeros folded "
+                             "through the sums of x) measured slower than the default and was removed in session 42")
         pf, pf_ring = 0, False
         if parts and parts[-1].startswith("pf") and parts[-1].lstrip("pfr").isdigit():
             pf_ring = parts[-1].startswith("pfr")
@@ -374,7 +341,7 @@ class KernelChoice:
             fields[key] = int(p[len(key):])
         try:
             return cls(fields["bt"], fields["wn"], fields["tm"], fields["wk"], fields["ak"], fields["s"], pipeline, mma,
-                       stream_k, cluster, tma_x, x16, pf, pf_ring, wfold)
+                       stream_k, cluster, tma_x, x16, pf, pf_ring)
         except KeyError as e:
             raise ValueError(f"not a KernelChoice short name: {short!r} (missing {e})") from None
 
@@ -382,7 +349,7 @@ class KernelChoice:
         base = f"bt{self.bt}_wn{self.warps_n}_tm{self.tiles_m}_wk{self.warps_k}_ak{self.atoms_k}_s{self.stages}"
         return (base + ("_sk" if self.stream_k else "") + (f"_c{self.cluster}" if self.cluster else "")
                 + (f"_pf{'r' if self.pf_ring else ''}{self.pf}" if self.pf else "")
-                + ("_wf" if self.wfold else "") + ("_x16" if self.x16 else "") + ("_tma" if self.tma_x else "")
+                + ("_x16" if self.x16 else "") + ("_tma" if self.tma_x else "")
                 + ("" if self.pipeline == "cp_async" else "_" + self.pipeline)
                 + ("_wgmma" if self.wgmma else ""))
 

@@ -130,7 +130,6 @@ template <int kShift> HUMMING_DEVICE uint32_t shift_left_signed(uint32_t v) {
 }
 
 template <class T> constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
-constexpr int gcd_constexpr(int a, int b) { return b == 0 ? a : gcd_constexpr(b, a % b); }
 // std::conditional_t without the standard library (NVRTC compiles without it)
 template <bool kCond, class A, class B> struct Conditional { using type = A; };
 template <class A, class B> struct Conditional<false, A, B> { using type = B; };

@@ -89,39 +89,11 @@ template <class Cfg> struct DirectPlan {
   static constexpr bool kRow16 = kX16 || (!Cfg::kWgmma && MagicInt4<Family>::value &&
                                           !ComputeTraits<typename Cfg::T>::kIsBF16 && kWindows);
 #endif
-  // wgmma with accumulator-side windows (DirectWgmmaWindowMath) -- an EXPERIMENT, off by default
-  // (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS turns it on): groups of 128+ columns (windows of 2+ atoms: the loop
-  // schedule needs a window end inside every body), token tiles of <= 16.  Measured slower than the operand route
-  // (Wna16Math::atom_wgmma) on the H200 in every int4 cell it serves (NOTES.md, session 22), so the default kernels
-  // dequantize in the operand.  The host mirrors the layout it needs (KernelChoice.direct_smem_bytes reads the same
-  // define).
-#ifdef HUMMING_WG_WINDOWS
-  static constexpr bool kWgWindows = Cfg::kWgmma && Cfg::kGroup >= 128 && Cfg::kBT <= 16;
-#else
-  static constexpr bool kWgWindows = false;
-#endif
-  static constexpr int kWindowAtoms = kWindow >= 64 ? kWindow / 64 : 1;
-  // the windowed wgmma route subtracts an integer zero (constant or per group) from the raw pairs before the MMA (one
-  // HSUB2 per pair, exact) instead of folding Z * sum(x) per window: no window sums of x to compute up front (a pass
-  // over x and a barrier before the first MMA); float zero points keep the sums.  HUMMING_WG_ZERO_FOLD (an experiment
-  // on top of HUMMING_WG_WINDOWS, session 41) folds integer zeros per window too, through the sums of x: the MMAs
-  // then take the raw pairs as decoded (4-bit codes in bf16: 4 LOP3 + 3 shifts per 8 weights, against the operand
-  // route's 15 instructions -- its HADD2 and HMUL2 per pair are 8 of them; nvdisasm of the 16-token default).
-#ifdef HUMMING_WG_ZERO_FOLD
-  static constexpr bool kWgZeroInOperand = false;
-#else
-  static constexpr bool kWgZeroInOperand = Family::kIsInt && Cfg::kZeroMode != kFloatZero;
-#endif
-  static constexpr bool kWgXSum = kXSum && !kWgZeroInOperand;
-  // the windowed wgmma loop body: lcm(ring depth, two windows) atoms (ring slots, fragment and window buffers are
-  // compile-time in it); it starts one atom into the range (DirectWgmmaWindowMath), so the x tile holds
-  // 1 + kWgBody * ceil((atoms - 1) / kWgBody) atoms, those past the range zero
-  static constexpr int kWgBody =
-      Cfg::kStages * (2 * kWindowAtoms) / gcd_constexpr(Cfg::kStages, 2 * kWindowAtoms);
-  HUMMING_DEVICE static int wg_x_atoms(int atoms_per_split) {
-    if constexpr (kWgWindows) return atoms_per_split <= 1 ? 1 : 1 + ceil_div(atoms_per_split - 1, kWgBody) * kWgBody;
-    else return atoms_per_split;
-  }
+  // (The wgmma kernel dequantizes in the operand: zero and scale applied per pair before the MMA.  Two
+  // accumulator-side variants -- raw pairs into per-window fp32 partials, scale folded per window (session 22), and
+  // integer zeros folded through the window sums of x too (session 41) -- issued fewer instructions and measured
+  // slower on every int4 cell they served (more registers, fewer blocks per SM, fewer K splits), and were removed in
+  // session 42; NOTES.md.)
   static_assert(kWindow % 16 == 0 && (kWindow & (kWindow - 1)) == 0 && kWindow <= 256,
                 "direct kernel: windows are 16..256 columns, a power of two (the host refuses other groups)");
   static_assert(Cfg::kWgmma || Cfg::kBT == 8 || Cfg::kBT == 16, "direct mma.sync kernel: token tiles of 8 or 16");
@@ -204,27 +176,21 @@ template <class Cfg> struct DirectSmem {
 
 // Fold the raw partial sums `part` of window / group `wi` (index in the block's range) into acc:
 //     acc += s * (part - Z * xs) [+ zterm * xs]          (DirectPlan: Z = kConstZero or the group's integer zero)
-// kPhantom: wi may lie past the range's `windows` (DirectWgmmaWindowMath's last loop body runs whole, over zero
-// activations): part is then all zeros, xs reads as 0 and the scale / zero of the last window (finite) is used, so
-// nothing is added.
-template <class Cfg, bool kPhantom, bool kXs = DirectPlan<Cfg>::kXSum, class T>
+template <class Cfg, class T>
 HUMMING_DEVICE void fold_window(float (&acc)[Cfg::kTilesM][Cfg::kTokenGroups][4],
                                 const float (&part)[Cfg::kTilesM][Cfg::kTokenGroups][4], int wi, int wn, int g, int t,
-                                const T* ss, const T* sz, const float* xs, int windows = 0,
-                                const float* xinv = nullptr) {
+                                const T* ss, const T* sz, const float* xs, const float* xinv) {
   using Plan = DirectPlan<Cfg>;
   using Family = typename Cfg::Family;
   constexpr int kTG = Cfg::kTokenGroups;
   constexpr int kBN = Cfg::kBN;
   constexpr int kBT = Cfg::kBT;
-  const bool live = !kPhantom || wi < windows;
-  if constexpr (kPhantom) wi = min(wi, windows - 1);
+  constexpr bool kXs = Plan::kXSum;
   float2 xv[kTG], iv[kTG];
   if constexpr (kXs) {
 #pragma unroll
     for (int tg = 0; tg < kTG; ++tg) {
       xv[tg] = *reinterpret_cast<const float2*>(xs + wi * kBT + tg * 8 + 2 * t);
-      if constexpr (kPhantom) xv[tg] = live ? xv[tg] : make_float2(0.f, 0.f);
       // kX16: part and xs are in units of the window's scaled x (x * 2^sh per token); iv = 2^-sh
       if constexpr (Plan::kX16) iv[tg] = *reinterpret_cast<const float2*>(xinv + wi * kBT + tg * 8 + 2 * t);
     }
@@ -331,7 +297,7 @@ template <class Cfg> struct DirectMath : WarpAccumulators<Cfg> {
   }
 
   // Fold window / group `wi` (index in the range) into acc: acc += s * (part - Z * xs) [+ zterm * xs].
-  HUMMING_DEVICE void flush(int wi) { fold_window<Cfg, false>(acc, part, wi, wn, g, lane % 4, ss, sz, xs, 0, xinv); }
+  HUMMING_DEVICE void flush(int wi) { fold_window<Cfg>(acc, part, wi, wn, g, lane % 4, ss, sz, xs, xinv); }
 
   // Consume atom column `al` of the range, whose packed words this lane holds; kPos = the atom's position in its
   // unit (window ends are compile-time).
@@ -520,149 +486,15 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // main loop the x region holds the fp32 output tile of the epilogue (splitk_epilogue's wgmma path).  No K-warps: a
 // warp covers the whole range, its atoms one after another, one atom's MMAs in flight over the next atom's dequant
 // (fragment buffers alternate per atom).
-// With the windowed experiment (DirectPlan::kWgWindows) the x region holds DirectPlan::wg_x_atoms atom columns (its
-// last loop body reads up to kWgBody - 1 zero atoms past the range) and fp32 window sums [windows][kBT] follow the
-// zero terms (float zero points, and integer zeros with HUMMING_WG_ZERO_FOLD).
 // (Session 39's weight ring in shared memory for this kernel, "_pfr<KB>", measured slower than the register ring and
 // was removed in session 41; the mma.sync kernel keeps its own, DirectPrefetch.)
 template <class Cfg> struct DirectWgmmaSmem {
-  int x_atoms, off_s, off_z, off_xs;
+  int x_atoms, off_s, off_z;
   HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
-    x_atoms = DirectPlan<Cfg>::wg_x_atoms(range_cols / 64);
+    x_atoms = range_cols / 64;
     off_s = x_atoms * 64 * Cfg::kBT * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
-    off_xs = off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0);
-  }
-};
-
-// wgmma math with accumulator-side dequantization (DirectPlan::kWgWindows): the asynchronous MMAs consume the RAW
-// pairs (dequant.cuh: one lop3 + at most one shift per pair for int4 -- the operand route adds a subtraction and a
-// multiply per pair, about half of its ALU work) into per-window fp32 partial sums, and each window's zero / scale is
-// folded into acc afterwards (fold_window, the same algebra as the mma.sync kernel's DirectMath).
-//
-// Schedule.  Window w's partial sums live in buffer w % 2; its first MMA overwrites the buffer (scale-d = 0, no
-// zeroing pass).  Every atom: dequantize into fragment buffer al % 2, issue its MMAs, commit, wgmma_wait<1> (every
-// atom but this one has completed: the fragment buffer the next atom overwrites, and the window that ended with the
-// previous atom), and on the first atom of a window fold the window before it.  A window of kUw >= 2 atoms is thus
-// folded while the next one streams, and its buffer is free again kUw - 1 atoms before window w + 2 needs it.
-// ptxas tracks which asynchronous MMA last wrote a register only in straight-line code: an accumulator read whose
-// writer sits across a loop back edge serializes every wgmma of the kernel (its C7514 warning).  So the loop body
-// (Plan::kWgBody atoms) starts ONE atom into the range -- the range's first atom runs before the loop -- which puts
-// every fold in the body after the window's last MMA of the same body: window ends fall on body positions
-// kUw - 2, 2 kUw - 2, ... <= kWgBody - 2, and the body's last atom opens a window.  The last body runs whole: the
-// x tile is zero past the range (DirectPlan::wg_x_atoms) and the weight stream loads zeros there, so the extra atoms
-// add exact zeros (0 * finite raw pair), and their windows fold as phantoms.  Windows fold in order: deterministic.
-template <class Cfg> struct DirectWgmmaWindowMath : WarpAccumulators<Cfg> {
-  using Base = WarpAccumulators<Cfg>;
-  using Base::acc;
-  using Base::lane;
-  using Base::wn;
-  using T = typename Cfg::T;
-  using T2 = typename Cfg::T2;
-  using Family = typename Cfg::Family;
-  using Plan = DirectPlan<Cfg>;
-  static constexpr int kTG = Cfg::kTokenGroups;
-  static constexpr int kTilesM = Cfg::kTilesM;
-  static constexpr int kBits = Cfg::kBits;
-  static constexpr int kBT = Cfg::kBT;
-  static constexpr int kUw = Plan::kWindowAtoms;
-  static_assert(Plan::kWgWindows && kUw >= 2, "DirectWgmmaWindowMath: wgmma with windows of 2+ atoms");
-  static_assert(Plan::kWgBody % (2 * kUw) == 0 && Plan::kWgBody % Cfg::kStages == 0, "body = lcm(depth, 2 windows)");
-
-  float part[2][kTilesM][kTG][4];
-  uint32_t af[2][4][kTilesM][4];   // [atom parity][k16 step][tile]
-  const T* ss;
-  const T* sz;
-  const float* xs;
-  int windows;                     // windows (groups) of the range: ss / sz / xs entries
-
-  HUMMING_DEVICE DirectWgmmaWindowMath(int wn_, int lane_, const T* ss_, const T* sz_, const float* xs_, int windows_)
-      : Base(wn_, 0, lane_), ss(ss_), sz(sz_), xs(xs_), windows(windows_) {
-    this->clear();
-  }
-
-  template <int kB> HUMMING_DEVICE void fence_part() {
-#pragma unroll
-    for (int i = 0; i < kTilesM; ++i)
-#pragma unroll
-      for (int j = 0; j < kTG; ++j)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) fence_operand(part[kB][i][j][v]);
-  }
-
-  // Atom column al of the range, al = kD (mod kWgBody); kD = 0: the range's first atom (before the loop), kD = 1 ..
-  // kWgBody: a loop body's positions.
-  // `words` is the atom's ring slot: refill() reloads it (kDepth atoms ahead) right after the dequant has read it,
-  // so the weight stream never waits for the MMAs.
-  template <int kD, class Refill>
-  HUMMING_DEVICE void atom(const uint32_t (&words)[kTilesM][kBits], Refill&& refill, const T* sx_atom, int al) {
-    constexpr int kBuf = kD % 2;
-    constexpr int kPart = (kD / kUw) % 2;
-    constexpr bool kOpens = kD % kUw == 0;
-    // Plan::kWgZeroInOperand: the zero pairs of rows g and g + 8 of each tile (the window is the scale group)
-    // (atoms past the range -- the last body's zero atoms -- read the last window's zeros: finite, times x = 0)
-    T2 zp[kTilesM][2];
-    const int zw = min(al / kUw, windows - 1);
-#pragma unroll
-    for (int tm = 0; tm < kTilesM; ++tm) {
-      if constexpr (Cfg::kZeroMode == kIntZero) {
-        const int row = (wn * kTilesM + tm) * 16 + this->g;
-        zp[tm][0] = broadcast2<T2, T>(sz[zw * Cfg::kBN + row]);
-        zp[tm][1] = broadcast2<T2, T>(sz[zw * Cfg::kBN + row + 8]);
-      } else {
-        zp[tm][0] = zp[tm][1] = pack2_from_float<T2>((float)Plan::kConstZero, (float)Plan::kConstZero);
-      }
-    }
-    static_for<4>([&](auto f_) {
-      constexpr int f = decltype(f_)::value;
-#pragma unroll
-      for (int tm = 0; tm < kTilesM; ++tm)
-        static_for<4>([&](auto r_) {
-          constexpr int r = decltype(r_)::value;
-          uint32_t raw = Family::template raw<4 * f + r>(words[tm]);   // pair q = 4f + r (layout.cuh)
-          if constexpr (!Family::kIsInt) raw = as_u32(mul2(as_t2<T2>(raw), pow2_pair<T, Family::kExpAdjust>()));
-          // R - Z: exact (small integers in T); a constant zero of 0 (int8 in bf16) costs nothing
-          if constexpr (Plan::kWgZeroInOperand && (Cfg::kZeroMode == kIntZero || Plan::kConstZero != 0))
-            raw = as_u32(sub2(as_t2<T2>(raw), zp[tm][r & 1]));
-          af[kBuf][f][tm][r] = raw;
-        });
-    });
-    refill();
-    const uint64_t desc = wgmma_desc_sw128(sx_atom);
-    fence_part<kPart>();
-    wgmma_fence();
-    static_for<4>([&](auto f_) {
-      constexpr int f = decltype(f_)::value;
-#pragma unroll
-      for (int tm = 0; tm < kTilesM; ++tm) {
-        auto& d = reinterpret_cast<float(&)[kBT / 2]>(part[kPart][tm]);
-        if constexpr (kOpens && f == 0) Wgmma<T, kBT>::template mma<false>(d, af[kBuf][f][tm], desc + 2 * f);
-        else Wgmma<T, kBT>::template mma<true>(d, af[kBuf][f][tm], desc + 2 * f);
-      }
-    });
-    wgmma_commit();
-    fence_part<kPart>();
-    wgmma_wait<1>();
-#ifndef HUMMING_DEBUG_WG_NO_FOLD   // timing experiments only: no window folds (wrong results)
-    if constexpr (kOpens && kD > 0) {
-      // the window before this one ended with the previous atom, whose MMAs have completed
-      fence_part<1 - kPart>();
-      fold_window<Cfg, true, Plan::kWgXSum>(acc, part[1 - kPart], al / kUw - 1, wn, this->g, lane % 4, ss, sz, xs,
-                                            windows);
-    }
-#endif
-  }
-
-  // After the last atom al_last (the loop's final position): wait for every MMA, fold the window it opened.
-  HUMMING_DEVICE void finish(int al_last) {
-    wgmma_wait<0>();
-    fence_part<0>();
-    fence_part<1>();
-    const int wi = al_last / kUw;
-    const int t = lane % 4;
-    if (wi % 2 == 0) fold_window<Cfg, true, Plan::kWgXSum>(acc, part[0], wi, wn, this->g, t, ss, sz, xs, windows);
-    else fold_window<Cfg, true, Plan::kWgXSum>(acc, part[1], wi, wn, this->g, t, ss, sz, xs, windows);
   }
 };
 
@@ -720,7 +552,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   grid_dependency_wait();
   if (release_early) grid_dependents_launch();
   {
-    const int chunks = L.x_atoms * kBT * 8;   // atoms past the range (DirectPlan::wg_x_atoms): zeros
+    const int chunks = L.x_atoms * kBT * 8;
     for (int c = tid; c < chunks; c += kThreads) {
       const int a = c / (kBT * 8);
       const int r = (c / 8) % kBT;
@@ -735,83 +567,6 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     fence_proxy_async_shared();   // the tensor cores read x through the async proxy (wgmma.cuh)
     __syncthreads();
   }
-#ifndef HUMMING_DEBUG_WG_NO_XSUM   // timing experiments only: no window sums of x (wrong results)
-  if constexpr (Plan::kWgWindows && Plan::kWgXSum) {
-    // window sums of x (DirectWgmmaWindowMath's zero fold), as in the mma.sync kernel: thread = one 8-column chunk,
-    // a window's chunks in consecutive lanes summed by a fixed butterfly (deterministic); the x tile is stored
-    // swizzled per atom column; rows past M get 0
-    constexpr int kChunksPerWindow = Plan::kWindow / 8;
-    static_assert(kChunksPerWindow <= 32, "a window's chunks fit one warp");
-    const int chunks_per_row = range_cols / 8;   // a multiple of kChunksPerWindow: ranges hold whole windows
-    const int rows = min(kBT, M - m0);           // valid token rows; the others' sums are 0
-    const int total = rows * chunks_per_row;
-    float* xs = reinterpret_cast<float*>(smem + L.off_xs);
-    const int windows = range_cols / Plan::kWindow;
-    for (int i = tid; i < windows * (kBT - rows); i += kThreads)
-      xs[(i / (kBT - rows)) * kBT + rows + i % (kBT - rows)] = 0.f;
-    // Four chunks per lane per round, loaded together and reduced by interleaved butterflies: the rounds' chains
-    // (shared load, sum, 4-5 dependent shuffles) overlap instead of running one after another -- 16 rounds on the
-    // wide layer's 16-token range of 2048 columns.  The same sums in the same order as one chunk per round.
-    for (int c0 = tid - lane; c0 < total; c0 += 4 * kThreads) {   // warp-uniform bound: every lane shuffles
-      float v[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        // (chunks past the rows load the last valid chunk -- no branch around the loads, so all four are in flight
-        // at once -- and count as 0)
-        const int c = min(c0 + j * kThreads + lane, total - 1);
-        const int r = c / chunks_per_row, ch = c % chunks_per_row;
-        const uint4 q =
-            *reinterpret_cast<const uint4*>(sx + (ch / 8) * kBT * 64 + r * 64 + (((ch % 8) ^ (r % 8)) * 8));
-        const uint32_t u[4] = {q.x, q.y, q.z, q.w};
-        v[j] = 0.f;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const typename Cfg::T2 p2 = as_t2<typename Cfg::T2>(u[e]);
-          v[j] += to_float(p2.x) + to_float(p2.y);
-        }
-        if (c0 + j * kThreads + lane >= total) v[j] = 0.f;
-      }
-#pragma unroll
-      for (int o = 1; o < kChunksPerWindow; o <<= 1)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) v[j] += __shfl_xor_sync(0xffffffffu, v[j], o);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int c = c0 + j * kThreads + lane;
-        const int r = c / chunks_per_row, ch = c % chunks_per_row;
-        if (c < total && ch % kChunksPerWindow == 0) xs[(ch / kChunksPerWindow) * kBT + r] = v[j];
-      }
-    }
-    __syncthreads();
-  }
-#endif
-  if constexpr (Plan::kWgWindows) {
-    // ---- 3 (accumulator-side windows): the range's first atom, then whole bodies of Plan::kWgBody atoms
-    //      (DirectWgmmaWindowMath explains the offset and why no body is cut)
-    DirectWgmmaWindowMath<Cfg> math(wn, lane, ss, sz, reinterpret_cast<const float*>(smem + L.off_xs),
-                                    ceil_div(range_cols, Plan::kWindow));
-    constexpr int kWB = Plan::kWgBody;
-    math.template atom<0>(ring[0], [&] { stream.template load_next<0>(ring[0]); }, sx, 0);
-    const int bodies = n_seq <= 1 ? 0 : ceil_div(n_seq - 1, kWB);
-    int i0 = 1;
-#pragma unroll 1
-    for (int j = 0; j < bodies; ++j, i0 += kWB)
-      static_for<kWB>([&](auto p_) {
-        constexpr int d = 1 + decltype(p_)::value;   // atom i0 + d - 1 = d (mod kWB): the body starts at 1 mod kWB
-        math.template atom<d>(ring[d % kDepth], [&] { stream.template load_next<0>(ring[d % kDepth]); },
-                              sx + (i0 + d - 1) * kBT * 64, i0 + d - 1);
-      });
-    math.finish(i0 - 1);
-    if (!release_early) grid_dependents_launch();
-    if constexpr (kCluster != 0) {
-      cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0,
-                                             reinterpret_cast<float*>(smem));
-    } else {
-      __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
-      splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0,
-                           reinterpret_cast<float*>(smem), blk.reducers);
-    }
-  } else {
   // ---- 3: barrier-free main loop.  Whole bodies run unconditionally: a per-atom branch inside the asynchronous
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
   Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
@@ -841,7 +596,6 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem),
                          blk.reducers);
   }
-  }   // operand route
 }
 
 // The x16 staging scale of a window (DirectPlan::kX16) from the bit pattern of its max |x| in bf16: 2^sh with
