@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 42 on 1e6bcb8 (an H100: results/2026-12-06-s42/a).  The experiment it measures (HUMMING_WG_WINDOWS,
+# HUMMING_WG_ZERO_FOLD, the "_wf" choices) was slower and has been removed, so on later trees its steps fail to parse.
 # Next session, call C (an H200): session 41's experiment for the 9-16-token wgmma decode -- the windowed route with
 # integer zeros folded through the window sums of x (HUMMING_DEBUG_DEFINES=HUMMING_WG_WINDOWS,HUMMING_WG_ZERO_FOLD: the
 # MMAs take the raw pairs, no HADD2 / HMUL2 per pair; nvdisasm of the wide layer's choice: 492 main-loop
