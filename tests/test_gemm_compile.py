@@ -442,6 +442,42 @@ def test_x16_choice_is_the_direct_mma_sync_kernel():
         KernelChoice.parse("bt8_wn8_tm1_wk1_ak256_s4_x16_direct_wgmma")
 
 
+def test_direct_wgmma_prefetch_choice_compiles(cache_dir, monkeypatch):
+    """The direct wgmma decode with a prefetch budget ("_pf<KB>", session 42): the name round-trips, the register cap
+    leaves room for the next launch's block (min_blocks 2: 128 registers), the planner gives it one block per SM with
+    as many K splits as that allows, the host reserves the region after the x / scale tiles (two blocks still fit an
+    SM), and the kernels compile for int4 / int3 / int8 / MXFP4 (and the 2-block cluster) with no serialized wgmma.
+    A wgmma choice with a shared-memory ring stays refused."""
+    from vllm_humming.ops.plan import cubin_resources
+    from vllm_humming.tuning.heuristics import KernelChoice, arch_info, choose_direct_splits
+
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    c = KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pf72_direct_wgmma")
+    plain = dataclasses.replace(c, pf=0)
+    assert KernelChoice.parse(c.short()) == c and (c.pf, c.pf_ring, c.min_blocks, plain.min_blocks) == (72, False, 2, 0)
+    info = arch_info("sm_90a", 132)
+    # 6144x4096 at 16 tokens: 24 row tiles x 5 splits of 14 atoms = 120 blocks <= 132 SMs; 9 positions of 8 KB
+    # (8 warps x 2 tiles x 512 bytes) reserved, 8 of them used (an even count)
+    assert choose_direct_splits(c, 6144, 4096, 16, info, 2, 128, False) == (5, 14)
+    assert choose_direct_splits(c, 4096, 4096, 16, info, 2, 128, False) == (8, 8)
+    assert c.direct_prefetch_atoms(14, 4, 128) == 9 and c.direct_prefetch_atoms(8, 4, 128) == 8
+    grown = c.direct_smem_bytes(14, 16, 128, False, 4) - plain.direct_smem_bytes(14, 16, 128, False, 4)
+    assert 9 * 8192 <= grown < 9 * 8192 + 16
+    assert 2 * (c.direct_smem_bytes(14, 16, 128, False, 4) + 1024) <= info.smem_per_sm
+    cases = [("w:uint4b8,s:g128:bfloat16", c), ("w:uint3b4,s:g128:bfloat16", c),
+             ("w:uint8b128,s:channel:bfloat16", KernelChoice.parse("bt8_wn8_tm1_wk1_ak256_s4_pf48_direct_wgmma")),
+             ("w:float4_e2m1,s:g32:float8_e8m0fnu", c),
+             ("w:uint4,s:g64:bfloat16,zp:int", KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_c2_pf40_direct_wgmma"))]
+    specs = [_spec(format_params(WeightDesc.parse(d)), ch, torch.bfloat16, "sm_90a", d) for d, ch in cases]
+    assert all(f"#define HUMMING_DIRECT_SMEM_PREFETCH {ch.pf * 1024}" in sp.source for (_, ch), sp in zip(cases, specs))
+    assert all("__launch_bounds__(256, 2)" in sp.source for sp in specs)
+    for sp, art in zip(specs, compile_many(specs)):
+        assert "serialized" not in art.log, (sp.name, art.log)
+        assert cubin_resources(art.cubin, sp.name)[0] <= 128, sp.name
+    with pytest.raises(ValueError, match="mma.sync one only"):
+        KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr72_direct_wgmma")
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "sm_100a", "sm_120a"])
 def test_smem_prefetch_choice_compiles(arch, cache_dir, monkeypatch):
     """KernelChoice.pf / pf_ring (weights copied to shared memory before the grid wait; the whole stream through a
@@ -473,7 +509,7 @@ def test_smem_prefetch_choice_compiles(arch, cache_dir, monkeypatch):
     monkeypatch.setenv("HUMMING_DEBUG_DEFINES", "HUMMING_DIRECT_SMEM_PREFETCH=8192")
     with pytest.raises(DescError, match="_pf"):
         _spec(fp, pf, torch.bfloat16, arch)
-    for bad in ("bt8_wn8_tm1_wk1_ak256_s4_pf72_direct_wgmma", "bt8_wn4_tm2_wk1_ak2_s4_pf72",
+    for bad in ("bt8_wn8_tm1_wk1_ak256_s4_pfr72_direct_wgmma", "bt8_wn4_tm2_wk1_ak2_s4_pf72",
                 "bt8_wn3_tm1_wk4_ak64_s4_pf400_direct"):
         with pytest.raises(ValueError, match="pf"):
             KernelChoice.parse(bad)

@@ -373,6 +373,40 @@ def test_direct_wgmma_ring_depths(stages, bt, monkeypatch):
             _run(desc, n, k, m, choice, dtype=dtype, splits=splits, monkeypatch=monkeypatch)
 
 
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("short", ["bt16_wn8_tm2_wk1_ak256_s2_pf72_direct_wgmma", "bt16_wn8_tm2_wk1_ak256_s2_pf24_direct_wgmma",
+                                   "bt8_wn8_tm1_wk1_ak256_s4_pf48_direct_wgmma", "bt16_wn8_tm2_wk1_ak256_s2_c2_pf40_direct_wgmma"])
+def test_direct_wgmma_prefetch(short, monkeypatch):
+    """The direct wgmma decode with its first positions copied to shared memory before the grid wait ("_pf<KB>",
+    session 42): against the fp32 reference (NaN-poisoned outputs, two calls bit-identical) and bit-identical to the
+    same kernel without the prefetch at the same K splits (the same sums in the same order); all positions
+    prefetched (small ranges), part of them, an odd count (the kernel uses an even number), K tails, odd N, integer
+    zeros, int3 / int8 / MXFP4, fp16, 1..kBT valid token rows; a CUDA graph equals the eager calls."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    choice = KernelChoice.parse(short)
+    plain = dataclasses.replace(choice, pf=0)
+    for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint4b8,s:g128:bfloat16", 1000, 1088),
+                       ("w:uint3b4,s:g128:bfloat16", 520, 2112), ("w:uint4,s:g64:bfloat16,zp:int", 600, 8200),
+                       ("w:uint8b128,s:channel:bfloat16", 2048, 4096), ("w:float4_e2m1,s:g32:float8_e8m0fnu", 768, 4096),
+                       ("w:int4,s:g128:float16", 256, 1088)]:
+        dtype = torch.float16 if "float16" in desc else torch.bfloat16
+        qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="wg_pf")
+        for m in ([1, 5, 8] if choice.bt == 8 else [1, 9, 16]):
+            layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            _check_layer(layer, qw, x, f"{short} {desc} {n}x{k} M={m}")
+            info = layer.plan_info[m]
+            assert info["choice"] == short, info
+            y1 = layer(x)
+            if not choice.cluster:
+                monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(info["splits"]))
+            y0 = GemmLayer(qw, None, dtype, choices={m_bucket(m): plain})(x)
+            monkeypatch.delenv("HUMMING_DEBUG_SPLITS", raising=False)
+            assert torch.equal(y0, y1), f"{short} {desc} {n}x{k} M={m}: differs from the kernel without the prefetch"
+        _assert_graph_replays_match_eager(layer, x)
+
+
 @pytest.mark.parametrize("choice", DIRECT8[:2] + DIRECT16, ids=lambda c: c.short())
 def test_direct_fp16_row16(choice, monkeypatch):
     """4-bit codes in fp16 (dequant.cuh raw_row16 + DirectPlan::kRow16, the default for fp16 activations on the

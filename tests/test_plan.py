@@ -379,5 +379,5 @@ def test_wgmma_ring_is_gone(cache_dir, monkeypatch):
     monkeypatch.setenv("HUMMING_WG_RING_KB", "32")
     info = OfflinePlanner("w:uint4b8,s:g128:bfloat16", 6144, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(16).info
     assert "_pf" not in info["choice"], info
-    with pytest.raises(ValueError, match="mma.sync kernel.*removed in session 41"):
+    with pytest.raises(ValueError, match="mma.sync one only.*removed in session 41"):
         KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr32_direct_wgmma")

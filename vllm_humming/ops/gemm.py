@@ -370,7 +370,7 @@ def register_min_blocks(fp: FormatParams, choice: KernelChoice) -> int:
     two-atom tile (124-127 KB, one block per SM; capped at 128 registers it spilled 24-56 bytes): uncapped 21.8 / 30.9
     vs 22.8 / 33.4 us on 6144x4096 at M = 128 / 256 (results/h200-2026-12-02-s17/a_sweep_*cap_*.txt)."""
     mb = choice.min_blocks
-    if mb <= 1:
+    if mb <= 1 or choice.direct:   # (a direct kernel's shared memory is per launch: its plan checks residency)
         return mb
     smem = stage_smem(choice, fp)
     # (min_blocks > 0 only for wgmma choices, which run on sm_90a alone: its shared memory per SM)

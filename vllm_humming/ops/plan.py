@@ -292,7 +292,7 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         c_ = f.choice
         flags = 0
         if not c_.bulk and (c_.direct or not c_.wgmma) and not c_.stream_k and \
-                pdl_early_release(grid_[0] * grid_[1] * grid_[2], slots, prefetch=c_.pf > 0 and not c_.wgmma):
+                pdl_early_release(grid_[0] * grid_[1] * grid_[2], slots, prefetch=c_.pf > 0):
             flags |= FLAG_PDL_EARLY_RELEASE
         reducers = splitk_reducers(c_, grid_[0] * grid_[1], grid_[2], slots)   # 1 unless split-K
         flags |= reducers << FLAG_REDUCERS_SHIFT

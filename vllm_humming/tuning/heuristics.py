@@ -101,8 +101,10 @@ class KernelChoice:
     # ring takes over (gemm_wna16_direct.cuh, DirectPrefetch).  A grid that leaves half of every SM free lets the next
     # PDL launch's blocks sit beside it and stream their weights while it computes.  pf_ring: the whole stream goes
     # through a warp-private shared-memory ring of that size instead (every consumed slot refilled with the atom one
-    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.  (The direct wgmma kernel
-    # had a ring too, session 39: slower than its register ring on the H100 at 9-16 tokens, removed in session 41.)
+    # ring ahead; no register ring).  Short names "_pf<KB>" / "_pfr<KB>" after the stages.  The direct wgmma kernel
+    # takes "_pf<KB>" too (session 42: an even number of positions per warp, DirectWgmmaSmem; planned as one block per
+    # SM, choose_direct_splits); its shared-memory ring (session 39) was slower than its register ring and was
+    # removed in session 41, so "_pfr" stays mma.sync-only.
     pf: int = 0
     pf_ring: bool = False
 
@@ -136,10 +138,11 @@ class KernelChoice:
         if self.x16 and not (self.direct and not self.wgmma):
             raise ValueError("KernelChoice.x16 (bf16 activations staged as fp16 for the one-shift int4 decode) applies "
                              f"to the direct mma.sync kernel, got {self.short()}")
-        if (self.pf or self.pf_ring) and not (self.direct and not self.wgmma and 0 < self.pf <= 200):
+        if (self.pf or self.pf_ring) and not (self.direct and 0 < self.pf <= 200 and not (self.wgmma and self.pf_ring)):
             raise ValueError("KernelChoice.pf (weights prefetched to shared memory before the grid wait, _pf<KB>, or "
-                             "streamed through a shared-memory ring, _pfr<KB>) applies to the direct mma.sync kernel, "
-                             f"1..200 KB per block (the wgmma kernel's ring was removed in session 41), got {self.short()}")
+                             "streamed through a shared-memory ring, _pfr<KB>) applies to the direct kernels, 1..200 KB "
+                             "per block; _pfr to the mma.sync one only (the wgmma kernel's ring was removed in session "
+                             f"41), got {self.short()}")
         if self.stream_k and self.pipeline != "cp_async":
             raise ValueError("KernelChoice: stream_k is a schedule of the cp_async pipeline (bulk is always stream-K), "
                              f"got pipeline {self.pipeline!r}")
@@ -162,6 +165,11 @@ class KernelChoice:
         kernel uses from 128 accumulators up: wna16_math.cuh kWgStepGroups) and ~24 registers of addressing must
         fit.  The generated kernel takes at most the blocks its shared memory lets reside (ops/gemm.py
         register_min_blocks, since session 17)."""
+        if self.direct and self.wgmma and self.pf:
+            # a prefetching wgmma decode block shares its SM with the next launch's: half the register file (its
+            # prefetch loop took 175 registers uncapped, int4 g128 16 tokens; capped at 128 its loops stay free of
+            # local memory, a few spills outside them -- session 42, scripts/sass_loop_counts.py)
+            return 2
         if not self.wgmma or self.bulk or self.direct:
             # (bulk wgmma: a cap below what ptxas wants makes it serialize the asynchronous MMAs, so none; direct:
             # its register ring is on top of the fragments -- no cap either)
@@ -259,12 +267,20 @@ class KernelChoice:
         return max(stage * self.stages, red)
 
     def direct_prefetch_atoms(self, atoms_per_split: int, bits: int, group: int) -> int:
-        """Positions of each warp's atom sequence staged in shared memory before the grid wait (the
-        HUMMING_DIRECT_SMEM_PREFETCH experiment; gemm_wna16_direct.cuh, direct_prefetch_atoms): 0 by default."""
+        """Positions of each warp's atom sequence staged in shared memory before the grid wait (KernelChoice.pf, or
+        the HUMMING_DIRECT_SMEM_PREFETCH experiment for every direct kernel; gemm_wna16_direct.cuh,
+        DirectPrefetch::positions): 0 by default.  The wgmma kernel reserves this many and uses an even number of them
+        (DirectWgmmaSmem)."""
         budget = self.pf * 1024 if self.pf else direct_smem_prefetch_bytes()
         ring = self.pf_ring if self.pf else direct_smem_ring()   # DirectPrefetch::kRing
-        if not budget or self.wgmma:
-            return 0      # the wgmma kernel has neither (DirectPrefetch is the mma.sync kernel's)
+        if not budget:
+            return 0
+        if self.wgmma:
+            if ring:   # (DirectWgmmaSmem's static_assert, said here)
+                raise ValueError(f"kernel choice {self.short()}: the direct wgmma kernel has no shared-memory weight ring "
+                                 "(removed in session 41); drop HUMMING_DIRECT_SMEM_RING")
+            # one-atom positions, no K-warps (DirectPlan::kUnitAtoms = 1 for wgmma)
+            return min(atoms_per_split, budget // (self.warps_n * self.tiles_m * 32 * bits * 4))
         unit = direct_unit_atoms(group)
         per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
         depth = budget // per_pos // unit * unit
@@ -286,9 +302,12 @@ class KernelChoice:
         windows = -(-cols // (group or 64))
         if self.wgmma:
             # DirectWgmmaSmem: swizzled x tiles of all bt rows, scales, zero terms; the fp32 epilogue tile reuses
-            # the region; + 1 KB to align the base
+            # the region; then (a prefetch budget) the weight prefetch region, 16-byte aligned; + 1 KB to align the base
             used = max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1),
                        self.bt * (self.block_n + 4) * 4)
+            pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
+            if pf:
+                used = -(-used // 16) * 16 + pf * self.warps_n * self.tiles_m * 32 * bits * 4
             return used + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
@@ -509,7 +528,7 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
                      ("x16", x16_sibling(choice))):
         if alt is not None:
             out.append((tag, alt))
-    if choice.direct and choice.wgmma and choice.bt == 8:
+    if choice.direct and choice.wgmma and choice.bt == 8 and not choice.pf:   # (a prefetching choice stays itself)
         for m in range(1, SMEM_PF_MAX_M + 1):
             pf = smem_prefetch_decode_choice(n, k, bits, group, float_family, sms, m)
             if pf is not None:
@@ -706,6 +725,11 @@ def choose_direct_splits(choice: KernelChoice, n: int, k: int, m: int, info: Arc
         waves = -(-(n_tiles * m_tiles * splits) // (info.sms * bps))
         if forced:
             cost = (abs(splits - forced), 0)
+        elif choice.pf and choice.wgmma:
+            # a prefetching wgmma grid: at most one block per SM (the next launch's block must fit beside it), as
+            # many blocks as that allows (the decode streams with every SM): the most splits whose grid fits
+            blocks = n_tiles * m_tiles * splits
+            cost = (0, -splits) if blocks <= info.sms else (1, splits)
         elif choice.pf:
             # a prefetching grid wants one wave of few blocks (the next launch's blocks must fit beside it) and no
             # split-K end: fewest waves, then fewest splits

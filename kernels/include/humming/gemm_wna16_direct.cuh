@@ -486,15 +486,27 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // main loop the x region holds the fp32 output tile of the epilogue (splitk_epilogue's wgmma path).  No K-warps: a
 // warp covers the whole range, its atoms one after another, one atom's MMAs in flight over the next atom's dequant
 // (fragment buffers alternate per atom).
+// With a prefetch budget (DirectPrefetch, KernelChoice.pf: "_pf<KB>") each warp's first positions of its atom
+// sequence -- an even number of them, so the fragment buffers' parity carries over into the register-ring loop --
+// are copied to shared memory before griddepcontrol.wait, after the larger of the x + scale region and the
+// epilogue's fp32 tile: [warp][position][tile][kAtomWords] words.  A grid of at most one block per SM (the planner's
+// rule for these choices) then leaves room for the next PDL launch's block, which copies its own weights while this
+// one computes (the one-token decode's idea, session 35, at 9+ tokens).
 // (Session 39's weight ring in shared memory for this kernel, "_pfr<KB>", measured slower than the register ring and
-// was removed in session 41; the mma.sync kernel keeps its own, DirectPrefetch.)
+// was removed in session 41; the mma.sync kernel keeps its own.)
 template <class Cfg> struct DirectWgmmaSmem {
-  int x_atoms, off_s, off_z;
+  using Pf = DirectPrefetch<Cfg>;
+  static_assert(!Pf::kRing, "direct wgmma kernel: no shared-memory weight ring (removed in session 41), only the prefetch");
+  int x_atoms, off_s, off_z, off_pf, pf;
   HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
     x_atoms = range_cols / 64;
     off_s = x_atoms * 64 * Cfg::kBT * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
+    const int used = max(off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0),
+                         Cfg::kBT * (Cfg::kBN + 4) * 4);
+    off_pf = (used + 15) & ~15;
+    pf = Pf::positions(x_atoms);   // (warps_k = 1, one-atom units: min(range atoms, budget positions))
   }
 };
 
@@ -541,9 +553,19 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   T* ss = reinterpret_cast<T*>(smem + L.off_s);
   T* sz = reinterpret_cast<T*>(smem + L.off_z);
 
-  // ---- 1: the first kDepth atoms of this warp's rows, the range's scales (weights: before the grid wait)
+  // ---- 1: (with a prefetch budget) the first pf_n atoms of this warp's rows into shared memory, then the next
+  //         kDepth atoms into the register ring, the range's scales (weights: before the grid wait)
   const int n_seq = max(0, ka1 - ka0);
   DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, 0, n_atom0 + wn * kTilesM, n_atoms, lane);
+  constexpr int kPosWords = kTilesM * Cfg::kAtomWords;
+  const int pf_n = DirectPrefetch<Cfg>::kOn ? min(L.pf, n_seq) & ~1 : 0;   // even: see DirectWgmmaSmem
+  const uint32_t* spf = reinterpret_cast<const uint32_t*>(smem + L.off_pf) + wn * L.pf * kPosWords;
+  if constexpr (DirectPrefetch<Cfg>::kOn) {
+    // (committed with the x copy below, whose wait<0> and barrier also cover these: other lanes copy a lane's words
+    // where an atom's bytes per lane are not 16)
+#pragma unroll 1
+    for (int p = 0; p < pf_n; ++p) stream.template copy_next_async<0>(const_cast<uint32_t*>(spf) + p * kPosWords, w);
+  }
   uint32_t ring[kDepth][kTilesM][kBits];
   static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
   direct_copy_scales<Cfg>(ss, sz, gscale, gzero, ka0, range_cols, n0, N16, K64);
@@ -571,6 +593,22 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
   Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
   int i0 = 0;
+  if constexpr (DirectPrefetch<Cfg>::kOn) {
+    // the prefetched positions, two per iteration (the fragment buffers' parity); the ring holds positions pf_n on
+#pragma unroll 1
+    for (; i0 < pf_n; i0 += 2)
+      static_for<2>([&](auto d_) {
+        constexpr int d = decltype(d_)::value;
+        uint32_t cur[kTilesM][kBits];
+#pragma unroll
+        for (int tm = 0; tm < kTilesM; ++tm)
+          load_atom_words<kBits>(cur[tm], spf + (i0 + d) * kPosWords + tm * Cfg::kAtomWords, lane);
+        const int al = i0 + d;
+        const int grp = Cfg::kGroup != 0 ? al * 64 / Cfg::kGroup : 0;
+        math.template wait_mma<1>();
+        math.template atom<d>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
+      });
+  }
   auto step = [&](auto d_) {
     constexpr int d = decltype(d_)::value;
     uint32_t cur[kTilesM][kBits];
