@@ -322,7 +322,8 @@ def test_smem_prefetch_defaults(monkeypatch):
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
             chosen = layer.plan_info[m]["choice"]
-            assert ("_pf" in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
+            # (3+ tokens: the bucket's wgmma decode, on these small layers with its own prefetch since session 42)
+            assert ("_pf" in chosen and "wgmma" not in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
             if m <= SMEM_PF_MAX_M:
                 assert f"_pf{SMEM_PREFETCH_KB_BY_M[m - 1]}_" in chosen, (desc, n, k, m, chosen)
                 _assert_graph_replays_match_eager(layer, x)
@@ -392,12 +393,15 @@ def test_direct_wgmma_prefetch(short, monkeypatch):
                        ("w:int4,s:g128:float16", 256, 1088)]:
         dtype = torch.float16 if "float16" in desc else torch.bfloat16
         qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc), name="wg_pf")
+        if choice.cluster and k > 4096:
+            continue   # (two splits of 65 atoms: x and the prefetch exceed a block's shared memory -- refused)
         for m in ([1, 5, 8] if choice.bt == 8 else [1, 9, 16]):
             layer = GemmLayer(qw, None, dtype, choices={m_bucket(m): choice})
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             _check_layer(layer, qw, x, f"{short} {desc} {n}x{k} M={m}")
             info = layer.plan_info[m]
-            assert info["choice"] == short, info
+            # (at 1-2 tokens a small int4 layer's plan launches the mma.sync prefetch grid instead of a bucket-8 choice)
+            assert info["choice"] == short or (choice.bt == 8 and m <= SMEM_PF_MAX_M), info
             y1 = layer(x)
             if not choice.cluster:
                 monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(info["splits"]))

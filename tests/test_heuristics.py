@@ -509,6 +509,11 @@ def test_session9_direct_rules():
             for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)):
                 c = choose_kernel("sm_90a", b, bits, group, k=k, n=n, float_family=flt)
                 assert c in all_choices("sm_90a", bits, group, False, flt)
+    # the prefetching wgmma decode choices of small int4 layers (session 42), whichever a layer takes
+    for n, k, b in ((512, 2048, 8), (1024, 4096, 8), (1024, 4096, 16), (4096, 4096, 8), (4096, 4096, 16),
+                    (8192, 2048, 8), (8192, 2048, 16)):
+        c = choose_kernel("sm_90a", b, 4, 128, k=k, n=n)
+        assert c.pf and c.wgmma and c in all_choices("sm_90a", 4, 128, False, False), (n, k, b, c.short())
 
 
 def test_session10_rules():

@@ -528,7 +528,7 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
                      ("x16", x16_sibling(choice))):
         if alt is not None:
             out.append((tag, alt))
-    if choice.direct and choice.wgmma and choice.bt == 8 and not choice.pf:   # (a prefetching choice stays itself)
+    if choice.direct and choice.wgmma and choice.bt == 8:
         for m in range(1, SMEM_PF_MAX_M + 1):
             pf = smem_prefetch_decode_choice(n, k, bits, group, float_family, sms, m)
             if pf is not None:
@@ -812,8 +812,57 @@ def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_fam
     return KernelChoice(8, a, 1, wk, 64, 4, "direct", pf=kb)
 
 
+def wgmma_prefetch_enabled() -> bool:
+    """HUMMING_WG_PREFETCH (default 1; 0 turns it off): whether the 3-16-token decode heuristics pick the prefetching
+    wgmma choices (wgmma_prefetch_decode_choice).  Forced choices with _pf run either way."""
+    v = os.environ.get("HUMMING_WG_PREFETCH", "1").strip()
+    if v not in ("0", "1"):
+        raise ValueError(f"HUMMING_WG_PREFETCH must be 0 or 1, got {v!r}")
+    return v == "1"
+
+
+# The prefetching wgmma decode candidates per M bucket, in order of preference (rows per block ascending: more
+# blocks, more K splits, each warp's range longer per row).  64 KB budgets: each kernel reserves only the positions
+# its range needs (KernelChoice.direct_prefetch_atoms), so one instantiation serves every layer it fits.
+_WG_PREFETCH_CANDIDATES = {
+    16: (KernelChoice(16, 4, 2, 1, 256, 2, "direct", "wgmma", pf=64),     # 128 rows, 4 KB per position
+         KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", pf=64)),    # 256 rows, 8 KB per position
+    8: (KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma", pf=64),       # 128 rows, 4 KB per position
+        KernelChoice(8, 4, 1, 1, 256, 4, "direct", "wgmma", pf=64)),      # 64 rows, 2 KB per position
+}
+
+
+def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: int, float_family: bool,
+                                 sms: int) -> Optional[KernelChoice]:
+    """The 3-16-token decode choice that copies each block's WHOLE weight range to shared memory before
+    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: 4-bit integer codes, K <= 4096, and a
+    candidate (_WG_PREFETCH_CANDIDATES) whose plan -- at most one block per SM, as many K splits as that allows
+    (choose_direct_splits) -- puts 75-100 % of the SMs to work, prefetches every position of its range, and leaves
+    room for the next launch's block (two blocks' shared memory per SM).  Then the next PDL launch's blocks sit beside
+    this grid and load all their weights while it computes, as the one-token decode does (session 35).
+    Measured on an H100 (session 42, results/2026-12-06-s42/f), int4 g128, us, vs the wgmma decode default:
+    4096x4096 M = 12 / 16 7.3 / 7.7 vs 7.9 / 8.4 (256-row blocks), M = 4 / 8 6.3 / 7.3 vs 7.7 / 9.5; 2048x4096
+    M = 12 / 16 5.7 / 5.8 vs 7.2 / 7.7 (128-row blocks).  Where only part of a range fits it loses (6144x4096 M=16
+    10.5 vs 9.5, M=4 10.3 vs 8.0; 4096x14336 18.2 vs 15.2), so those layers keep the default."""
+    if (not wgmma_prefetch_enabled() or float_family or bits != 4 or not (0 < k <= 4096) or n <= 0
+            or bucket not in _WG_PREFETCH_CANDIDATES):
+        return None
+    info = arch_info("sm_90a", sms)
+    for c in _WG_PREFETCH_CANDIDATES[bucket]:
+        try:
+            splits, per = choose_direct_splits(c, n, k, bucket, info, 2, group, True, bits=bits)
+        except ValueError:
+            continue
+        blocks = -(-n // c.block_n) * splits
+        smem = c.direct_smem_bytes(per, bucket, group, True, bits)   # (with zero terms: the larger)
+        if (blocks <= info.sms and 4 * blocks >= 3 * info.sms and c.direct_prefetch_atoms(per, bits, group) >= per
+                and 2 * (smem + 1024) <= info.smem_per_sm):
+            return c
+    return None
+
+
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
-                     cluster: bool = False, sms: int = 0):
+                     cluster: bool = False, sms: int = 0, prefetch: bool = True):
     """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
     (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
     4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
@@ -825,6 +874,9 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
         return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
     if 8 < bucket <= 16:
+        pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
+        if pfc:
+            return [pfc]
         if cluster and n >= WIDE_N and 0 < k <= 8192 and bits in (3, 4) and not float_family:
             # wide layers, 9-16 tokens: 256 weight rows per block, two K splits summed by a 2-block thread block
             # cluster in distributed shared memory (no workspace round trips at the end).  28672x4096 M=16, us vs the
@@ -857,6 +909,9 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             return [KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")]
         return []
     if bucket <= 8:
+        pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 8, bits, group, float_family, sms or arch_info(arch).sms)
+        if pfc:
+            return [pfc]
         if narrow and 0 < k <= 4096 and ((not float_family and bits in (3, 4)) or (float_family and bits == 4)):
             # 6144x4096: int4 7.7 vs 8.3, int3 7.7 vs 8.4, MXFP4 9.0 vs 9.6 (one wgmma m64n8k16 warpgroup pair per 128
             # rows, 8 K splits; results/h200-2026-12-01-s9/d_sweep_*_m1.txt -- the other two shapes lose for int3 /
@@ -966,7 +1021,7 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int = 0, sms: int = 0,
                   k: int = 0, pipeline: str = "", n: int = 0, float_family: bool = False,
-                  cluster: Optional[bool] = None) -> KernelChoice:
+                  cluster: Optional[bool] = None, prefetch: bool = True) -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
@@ -979,7 +1034,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
     "direct" the global -> register decode kernel (gemm_wna16_direct.cuh) for M <= 16 (M <= 32 on sm_90a) everywhere
     (the bulk pipeline is correct on the H200 but slower there, NOTES.md).  Without a pipeline named, sm_90a takes the
     direct kernel and, from 65 tokens on narrow layers, the bulk wgmma kernel in the cases they measured faster
-    (_direct_defaults, _bulk_defaults; ``float_family``: the weights are a float format)."""
+    (_direct_defaults, _bulk_defaults; ``float_family``: the weights are a float format).  ``prefetch`` False: no
+    prefetching wgmma decode (wgmma_prefetch_decode_choice; its grid rule assumes one dense GEMM per launch -- the
+    expert-indexed MoE kernels pass False)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     float_zero_small_groups = zero == 2 and 0 < group < 128     # (FLOAT_ZERO_TMA, FLOAT_ZERO_ONE_ATOM)
@@ -998,7 +1055,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
     # over the three default shapes per bucket; the later entries are fallbacks for smaller shared memory / wider codes.
     if only not in ("bulk", "direct") or not cands:
         if not only:
-            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster, info.sms)
+            cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster, info.sms,
+                                                  prefetch)
                       if c.runs_shape(k or 64, group)]
             cands += [c for c in _eight_bit_defaults(arch, bucket, k, n, bits) if c.runs_shape(k)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
@@ -1304,10 +1362,16 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                                 seen.append(c)
     # the shared-memory prefetch alternatives of one token exist per layer shape (one block of 16 / 32 / 48 rows per
     # SM: smem_prefetch_decode_choice): the narrow layers that take each
+    # (and the prefetching wgmma decode choices of 3-16 tokens: wgmma_prefetch_decode_choice)
     for n in (2048, 4096, 6144):
         for fam in fams:
-            c = choose_kernel(arch, 1, bits, group, zero, k=4096, n=n, float_family=fam)
-            for _, alt in plan_alternatives(c, bits, n=n, k=4096, group=group, float_family=fam, sms=info.sms):
-                if alt not in seen:
-                    seen.append(alt)
+            for b in (1, 16):
+                c = choose_kernel(arch, b, bits, group, zero, k=4096, n=n, float_family=fam)
+                for alt in [c] + [alt for _, alt in plan_alternatives(c, bits, n=n, k=4096, group=group,
+                                                                      float_family=fam, sms=info.sms)]:
+                    if alt not in seen:
+                        seen.append(alt)
+    if arch == "sm_90a" and bits == 4 and False in fams:
+        # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
+        seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
     return seen
