@@ -266,6 +266,11 @@ class KernelChoice:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
 
+    def prefetch_position_bytes(self, bits: int) -> int:
+        """Bytes of one position of the shared-memory weight prefetch: one atom of every tile of every warp of the
+        block (DirectPrefetch::kPerPos; the wgmma kernel has warps_k = 1)."""
+        return self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
+
     def direct_prefetch_atoms(self, atoms_per_split: int, bits: int, group: int) -> int:
         """Positions of each warp's atom sequence staged in shared memory before the grid wait (KernelChoice.pf, or
         the HUMMING_DIRECT_SMEM_PREFETCH experiment for every direct kernel; gemm_wna16_direct.cuh,
@@ -280,9 +285,9 @@ class KernelChoice:
                 raise ValueError(f"kernel choice {self.short()}: the direct wgmma kernel has no shared-memory weight ring "
                                  "(removed in session 41); drop HUMMING_DIRECT_SMEM_RING")
             # one-atom positions, no K-warps (DirectPlan::kUnitAtoms = 1 for wgmma)
-            return min(atoms_per_split, budget // (self.warps_n * self.tiles_m * 32 * bits * 4))
+            return min(atoms_per_split, budget // self.prefetch_position_bytes(bits))
         unit = direct_unit_atoms(group)
-        per_pos = self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
+        per_pos = self.prefetch_position_bytes(bits)
         depth = budget // per_pos // unit * unit
         if ring:   # the ring's depth
             if depth < unit:   # (the kernel's static_assert, said here with the numbers)
@@ -307,14 +312,14 @@ class KernelChoice:
                        self.bt * (self.block_n + 4) * 4)
             pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
             if pf:
-                used = -(-used // 16) * 16 + pf * self.warps_n * self.tiles_m * 32 * bits * 4
+                used = -(-used // 16) * 16 + pf * self.prefetch_position_bytes(bits)
             return used + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
         used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + 2 * windows * self.bt * 4 + red
         pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
         if pf:   # DirectSmem: the prefetch region after the reduction scratch, 16-byte aligned
-            used = -(-used // 16) * 16 + pf * self.warps_n * self.warps_k * self.tiles_m * 32 * bits * 4
+            used = -(-used // 16) * 16 + pf * self.prefetch_position_bytes(bits)
         # a cluster launch stages its fp32 partial tile (bt rows of block_n + 4 floats) over the region at the end
         return max(used, self.bt * (self.block_n + 4) * 4) if self.cluster else used
 
@@ -758,10 +763,7 @@ def cluster_defaults_enabled() -> bool:
     (thread block clusters summing the K splits in distributed shared memory) where they measured faster on the H200
     and passed their GPU tests there (sessions 11-12, NOTES.md).  Forced choices with a cluster (tests, tuning) run
     either way."""
-    v = os.environ.get("HUMMING_CLUSTER", "1").strip()
-    if v not in ("0", "1"):
-        raise ValueError(f"HUMMING_CLUSTER must be 0 or 1, got {v!r}")
-    return v == "1"
+    return env_switch("HUMMING_CLUSTER")
 
 
 def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
@@ -774,10 +776,7 @@ def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
 def smem_prefetch_enabled() -> bool:
     """HUMMING_SMEM_PREFETCH (default 1; 0 turns it off): whether the decode heuristics pick the shared-memory prefetch
     choices (KernelChoice.pf, smem_prefetch_decode_choice).  Forced choices with _pf run either way."""
-    v = os.environ.get("HUMMING_SMEM_PREFETCH", "1").strip()
-    if v not in ("0", "1"):
-        raise ValueError(f"HUMMING_SMEM_PREFETCH must be 0 or 1, got {v!r}")
-    return v == "1"
+    return env_switch("HUMMING_SMEM_PREFETCH")
 
 
 # the shared memory a prefetching block copies its first weight atoms into at one token (KernelChoice.pf), KB: with
@@ -815,10 +814,7 @@ def smem_prefetch_decode_choice(n: int, k: int, bits: int, group: int, float_fam
 def wgmma_prefetch_enabled() -> bool:
     """HUMMING_WG_PREFETCH (default 1; 0 turns it off): whether the 3-16-token decode heuristics pick the prefetching
     wgmma choices (wgmma_prefetch_decode_choice).  Forced choices with _pf run either way."""
-    v = os.environ.get("HUMMING_WG_PREFETCH", "1").strip()
-    if v not in ("0", "1"):
-        raise ValueError(f"HUMMING_WG_PREFETCH must be 0 or 1, got {v!r}")
-    return v == "1"
+    return env_switch("HUMMING_WG_PREFETCH")
 
 
 # The prefetching wgmma decode candidates per M bucket, in order of preference (rows per block ascending: more
@@ -1273,6 +1269,17 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                       f"{c.short()}")
             return c
     raise ValueError(f"no kernel choice fits {arch}'s shared memory for M bucket {bucket}, {bits}-bit weights")
+
+
+def env_switch(name: str, default: bool = True) -> bool:
+    """An on / off switch from the environment: "1" on, "0" off, unset or empty the default; anything else is an
+    error naming it."""
+    v = os.environ.get(name, "").strip()
+    if not v:
+        return default
+    if v not in ("0", "1"):
+        raise ValueError(f"{name} must be 0 or 1, got {v!r}")
+    return v == "1"
 
 
 def env_int(name: str, default: int, lo: int, hi: int) -> int:

@@ -114,7 +114,7 @@ template <class Cfg> struct DirectPlan {
 // With HUMMING_DIRECT_SMEM_RING as well, the region is a warp-private ring of kMaxPos positions for the WHOLE
 // sequence: each consumed slot is refilled (cp.async, one commit group per position) with the position kMaxPos ahead,
 // so every byte goes through shared memory and kMaxPos positions stay in flight per warp; the register ring is unused.
-// The mma.sync decode kernel only: the direct wgmma kernel ignores both macros (the host plans no prefetch for it).
+// The direct wgmma kernel takes the prefetch (an even number of positions: DirectWgmmaSmem) but not the ring.
 template <class Cfg> struct DirectPrefetch {
 #ifdef HUMMING_DIRECT_SMEM_PREFETCH
   static constexpr int kBudget = HUMMING_DIRECT_SMEM_PREFETCH;
