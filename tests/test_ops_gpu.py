@@ -56,3 +56,35 @@ def test_eager_host_overhead(m):
     torch.cuda.synchronize()
     print(f"\n[humming] eager host overhead M={m}: {host_us:.1f} us per call")
     assert host_us < 60, f"eager host overhead {host_us:.1f} us per call"
+
+
+
+@pytest.mark.parametrize("n,k", [(6144, 4096), (28672, 4096), (4096, 14336)])
+def test_first_decode_call_loads_only_the_kernels_it_launches(n, k):
+    """A cold layer's first one-token call compiles and loads only what its plan launches (the prefetch grid or the
+    x16 twin on these layers), not also the M bucket's own kernel: the cold first call pays one NVRTC compile.  The
+    outputs (NaN-poisoned before the call) match the fp32 reference; later 3- and 16-token calls load what they
+    launch."""
+    from vllm_humming.reference import reference_gemm
+
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    pl = prepare_linear(qw)
+    assert pl.backend == "kernel", pl.fallback_reason
+    layer = pl.kernel
+    assert not layer._buckets
+    launched = set()
+    for m in (1, 3, 16):
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        layer(x, out=y)
+        torch.cuda.synchronize()
+        ref = reference_gemm(x, qw)
+        assert torch.isfinite(y).all(), (n, k, m)
+        torch.testing.assert_close(y.float(), ref, rtol=2e-2, atol=2e-2 * ref.abs().max().item())
+        info = layer.plan_info[m]
+        launched |= {info["choice"]} | ({info["tail"]["choice"]} if "tail" in info else set())
+        loaded = {bk.choice.short() for bk in layer._buckets.values()}
+        assert loaded == launched, (n, k, m, loaded, launched)
+    if torch.cuda.get_device_capability() == (9, 0):
+        # on sm_90a every one of these layers launches an alternative at one token (prefetch grid / x16 twin)
+        assert layer.plan_info[1]["choice"] != layer._choice(1).short()

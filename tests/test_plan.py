@@ -100,7 +100,8 @@ def _fit(short: str, regs: int = 128, smem: int = 0, static: int = 0, info=None)
 
 def test_plan_asks_only_for_the_kernels_it_may_launch():
     """The layer compiles an alternative's kernel only when a plan takes it: the x16 twin from X16_MAX_M tokens down,
-    the stream-K twin only on a wave cliff."""
+    the stream-K twin only on a wave cliff -- and the bucket's own kernel only when the plan may launch it (at one
+    token the x16 twin replaces it whatever its grid, so a cold layer's first decode call compiles one kernel)."""
     info = arch_info("sm_90a", 132)
     fits = {"": _fit("bt8_wn14_tm1_wk2_ak256_s4_direct", 68, static=16),
             "x16": _fit("bt8_wn14_tm1_wk2_ak256_s4_x16_direct", 68, static=16)}
@@ -111,7 +112,7 @@ def test_plan_asks_only_for_the_kernels_it_may_launch():
         return fits[tag]
 
     p1 = plan_launches(1, 28672, 4096, 4, 128, 0, info, fit, ("x16",))
-    assert asked == ["", "x16"] and p1.launches[0].tag == "x16" and p1.launches[0].grid == (1, 128, 1)
+    assert asked == ["x16"] and p1.launches[0].tag == "x16" and p1.launches[0].grid == (1, 128, 1)
     asked.clear()
     p3 = plan_launches(3, 28672, 4096, 4, 128, 0, info, fit, ("x16",))
     assert asked == [""] and p3.launches[0].tag == ""

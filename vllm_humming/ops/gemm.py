@@ -750,8 +750,9 @@ class GemmLayer:
         plan = self._plans.get(m)
         if plan is None:
             bucket = m_bucket(m)
-            base = self._bucket(bucket)
-            alts = tuple(tag for tag, _ in self._alternatives(base.choice))
+            # (the bucket's own kernel is compiled only if the plan asks for its fit: at 1-2 tokens a plan may launch
+            # only an alternative)
+            alts = tuple(tag for tag, _ in self._alternatives(self._choice(bucket)))
             try:
                 lp = plan_launches(m, self.n16, self.k64, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info,
                                    lambda tag: self._bucket(bucket, alt=tag).fit, alts)

@@ -183,53 +183,56 @@ def pdl_early_release(blocks: int, slots: int, prefetch: bool = False) -> bool:
 
 def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: int, info: ArchInfo,
                   fit: Callable[[str], KernelFit], alternatives: Tuple[str, ...] = ()) -> LaunchPlan:
-    """The launch plan for M tokens of an N16 x K64 (padded) layer whose M bucket compiled ``fit("")``, with the
-    alternative kernels named in ``alternatives`` (heuristics.plan_alternatives tags that fit the format) available
-    through ``fit(tag)``.  Deterministic: the same inputs (and HUMMING_* experiment variables) give the same plan."""
+    """The launch plan for M tokens of an N16 x K64 (padded) layer: its M bucket's own kernel through ``fit("")``, the
+    alternative kernels named in ``alternatives`` (heuristics.plan_alternatives tags that fit the format) through
+    ``fit(tag)``.  ``fit`` is called only for kernels the plan may launch or must compare (a layer compiles what it
+    asks for).  Deterministic: the same inputs (and HUMMING_* experiment variables) give the same plan."""
     k_atoms = k64 // 64
-    bk = fit("")
-    tag = ""
-    c = bk.choice
+    alts = set(alternatives)
+    # the 1-2-token kernels that replace the bucket's own whatever its grid would be: the shared-memory prefetch grid
+    # (heuristics.smem_prefetch_decode_choice, with this token count's budget; its x16 twin where the layer allows
+    # it), else bf16 activations staged as fp16 for the one-shift int4 decode at 1-2 tokens (1-8 on layers deeper
+    # than 4096: heuristics.x16_sibling)
+    swap = ""
+    if m <= SMEM_PF_MAX_M:
+        swap = next((t for t in (smem_pf_tag(m) + "_x16", smem_pf_tag(m)) if t in alts), "")
+    if not swap and "x16" in alts and m <= x16_max_m(k64):
+        swap = "x16"
+    if swap and "wide_rows" not in alts:
+        # the bucket's own kernel is never launched nor compiled for this M (a cold layer's first call at one
+        # token compiles one kernel, not two)
+        bk, tag = fit(swap), swap
+        c = bk.choice
+    else:
+        bk = fit("")
+        tag = ""
+        c = bk.choice
+        if "wide_rows" in alts:
+            # the 192-row sibling of a 128-row split-K tile where its waves cost less (heuristics.wide_rows_sibling)
+            # and it needs no more K splits than the base tile: a split's partials cost more than the model counts
+            # (6144x4096 M=512, int4: the base's one split 47.3 us vs the sibling's two 49.9,
+            # results/h200-2026-12-04-s30/a/sweep_m512_narrow.txt)
+            def row_waves(f: KernelFit):
+                sp, per_ = choose_splits(f.choice, n16, k64, m, info, f.blocks_per_sm, bits)
+                blocks = -(-m // f.choice.bt) * -(-n16 // f.choice.block_n) * sp
+                return plan_row_waves(blocks, info.sms * f.blocks_per_sm, f.choice.block_n, per_), sp
+            wide = fit("wide_rows")
+            (cost_w, splits_w), (cost_b, splits_b) = row_waves(wide), row_waves(bk)
+            if cost_w < cost_b and splits_w <= splits_b:
+                bk, tag, alts, swap = wide, "wide_rows", set(), ""
+                c = bk.choice
+        if "stream_k_twin" in alts and not swap:
+            # a 256-token split-K grid whose last wave would leave over a fifth of the slots idle runs as its
+            # stream-K twin (heuristics.wave_cliff_twin)
+            splits, _ = choose_splits(c, n16, k64, m, info, bk.blocks_per_sm, bits)
+            if split_grid_on_wave_cliff(-(-m // c.bt) * -(-n16 // c.block_n) * splits, info.sms * bk.blocks_per_sm):
+                bk, tag = fit("stream_k_twin"), "stream_k_twin"
+                c = bk.choice
+        if swap:
+            bk, tag = fit(swap), swap
+            c = bk.choice
     m_tiles = -(-m // c.bt)
     n_tiles = -(-n16 // c.block_n)
-    alts = set(alternatives)
-    if "wide_rows" in alts:
-        # the 192-row sibling of a 128-row split-K tile where its waves cost less (heuristics.wide_rows_sibling) and
-        # it needs no more K splits than the base tile: a split's partials cost more than the model counts
-        # (6144x4096 M=512, int4: the base's one split 47.3 us vs the sibling's two 49.9,
-        # results/h200-2026-12-04-s30/a/sweep_m512_narrow.txt)
-        def row_waves(f: KernelFit):
-            sp, per_ = choose_splits(f.choice, n16, k64, m, info, f.blocks_per_sm, bits)
-            blocks = m_tiles * -(-n16 // f.choice.block_n) * sp
-            return plan_row_waves(blocks, info.sms * f.blocks_per_sm, f.choice.block_n, per_), sp
-        wide = fit("wide_rows")
-        (cost_w, splits_w), (cost_b, splits_b) = row_waves(wide), row_waves(bk)
-        if cost_w < cost_b and splits_w <= splits_b:
-            bk, tag, alts = wide, "wide_rows", set()
-            c = bk.choice
-            n_tiles = -(-n16 // c.block_n)
-    if "stream_k_twin" in alts:
-        # a 256-token split-K grid whose last wave would leave over a fifth of the slots idle runs as its stream-K
-        # twin (heuristics.wave_cliff_twin)
-        splits, _ = choose_splits(c, n16, k64, m, info, bk.blocks_per_sm, bits)
-        if split_grid_on_wave_cliff(m_tiles * n_tiles * splits, info.sms * bk.blocks_per_sm):
-            bk, tag = fit("stream_k_twin"), "stream_k_twin"
-            c = bk.choice
-    if "x16" in alts and m <= x16_max_m(k64):
-        # 1-2 tokens of bf16 activations (1-8 on layers deeper than 4096): staged as fp16 for the one-shift int4
-        # decode (heuristics.x16_sibling)
-        bk, tag = fit("x16"), "x16"
-        c = bk.choice
-    if m <= SMEM_PF_MAX_M:
-        # 1-2 tokens on a layer small enough to stream its weights into shared memory before the grid wait
-        # (heuristics.smem_prefetch_decode_choice, with this token count's budget), its x16 twin where the layer
-        # allows it
-        for t in (smem_pf_tag(m) + "_x16", smem_pf_tag(m)):
-            if t in alts:
-                bk, tag = fit(t), t
-                c = bk.choice
-                n_tiles = -(-n16 // c.block_n)
-                break
     smem = bk.smem
     slots = info.sms * bk.blocks_per_sm
     dp_tail = None
