@@ -330,6 +330,36 @@ def test_smem_prefetch_defaults(monkeypatch):
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+def test_wgmma_prefetch_defaults(monkeypatch):
+    """What the heuristics launch at 1-16 tokens on small int4 / int3 / MXFP4 layers with K <= 4096
+    (heuristics.wgmma_prefetch_decode_choice: the wgmma decode with each block's whole weight range copied to shared
+    memory before the grid wait -- int3 and MXFP4 since session 43): the plan's own choice asserted, against the fp32
+    reference with bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal to the eager calls; K tails
+    and odd N; a larger layer keeps the plain decode."""
+    monkeypatch.delenv("HUMMING_WG_PREFETCH", raising=False)
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    for desc, n, k, dtype in [("w:uint3b4,s:g128:bfloat16", 4096, 4096, torch.bfloat16),
+                              ("w:uint3b4,s:g128:float16", 2000, 4032, torch.float16),
+                              ("w:float4_e2m1,s:g32:float8_e8m0fnu", 2048, 4096, torch.bfloat16),
+                              ("w:float4_e2m1,s:g32:float8_e8m0fnu", 1000, 2080, torch.bfloat16),
+                              ("w:uint4b8,s:g128:bfloat16", 4096, 2048, torch.bfloat16),
+                              ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096, torch.bfloat16)]:
+        w = torch.randn(n, k, device="cuda") * 0.05
+        qw = quantize_weight(w, WeightDesc.parse(desc), name="wg_pf_default", bias=torch.randn(n, device="cuda"))
+        layer = GemmLayer(qw, None, dtype)
+        for m in (1, 2, 3, 8, 12, 16):
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
+            chosen = layer.plan_info[m]["choice"]
+            if m <= SMEM_PF_MAX_M and "uint4" in desc:
+                continue   # (int4 at 1-2 tokens: the mma.sync prefetch grid, test_smem_prefetch_defaults)
+            assert chosen.endswith("_direct_wgmma"), (desc, n, k, m, chosen)
+            assert ("_pf64_" in chosen) == (n < 6144), (desc, n, k, m, chosen)
+            if m in (3, 16):
+                _assert_graph_replays_match_eager(layer, x)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("m", [1, 5, 8])
 def test_splitk_8_token_ticket(m, monkeypatch):
     """The 8-token split-K end (gemm_wna16.cuh, splitk_epilogue: one acq_rel ticket atomic per block, the last block

@@ -374,32 +374,39 @@ def test_every_plan_covers_the_layer_once_within_the_device_limits(arch, desc, c
 
 
 def test_wgmma_prefetch_plan(cache_dir, monkeypatch):
-    """3-16 tokens on a small 4-bit integer layer (K <= 4096) whose every block's weight range fits shared memory
-    twice per SM: the plan launches the prefetching wgmma decode (heuristics.wgmma_prefetch_decode_choice) -- one
-    block per SM at most, 75-100 % of the SMs, the early PDL release, the whole range prefetched, two blocks' registers
-    and shared memory per SM.  Larger layers (6144x4096: only part of a range fits), long / wide layers, other
-    codes and HUMMING_WG_PREFETCH=0 keep the plain wgmma decode; 1-2 tokens keep the mma.sync prefetch grid."""
+    """3-16 tokens on a small int4 / int3 / MXFP4 layer (K <= 4096) whose every block's weight range fits shared
+    memory twice per SM: the plan launches the prefetching wgmma decode (heuristics.wgmma_prefetch_decode_choice) --
+    one block per SM at most, 75-100 % of the SMs, the early PDL release, the whole range prefetched, two blocks'
+    registers and shared memory per SM.  Larger layers (6144x4096: only part of a range fits), long / wide layers,
+    other codes (int8, NVFP4's 16-column groups) and HUMMING_WG_PREFETCH=0 keep the plain wgmma decode; 1-2 tokens
+    take the mma.sync prefetch grid (int4) or the same prefetching wgmma decode (int3, MXFP4)."""
     from vllm_humming.ops.plan import FLAG_PDL_EARLY_RELEASE
 
     monkeypatch.delenv("HUMMING_WG_PREFETCH", raising=False)
     monkeypatch.delenv("HUMMING_PDL_EARLY_RELEASE", raising=False)
     info = arch_info("sm_90a", 132)
     for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 4096, 4096), ("w:uint4b8,s:g128:bfloat16", 2048, 4096),
-                       ("w:uint4,s:g64:bfloat16,zp:int", 1024, 4096), ("w:uint4b8,s:g128:bfloat16", 4096, 2048)]:
+                       ("w:uint4,s:g64:bfloat16,zp:int", 1024, 4096), ("w:uint4b8,s:g128:bfloat16", 4096, 2048),
+                       ("w:uint3b4,s:g128:bfloat16", 4096, 4096), ("w:float4_e2m1,s:g32:float8_e8m0fnu", 2048, 4096)]:
         planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
+        bits, group = planner.fp.bits, planner.fp.group
         for m in (3, 8, 9, 16):
             (launch,) = planner.plan(m).launches
             c = launch.choice
             assert c.direct and c.wgmma and c.pf == 64 and c.bt == (8 if m <= 8 else 16), (desc, n, m, c.short())
             blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
             assert 3 * 132 <= 4 * blocks <= 4 * 132 and launch.flags & FLAG_PDL_EARLY_RELEASE, (n, m, launch.grid)
-            assert c.direct_prefetch_atoms(launch.atoms_per_split, 4, 128) >= launch.atoms_per_split
+            assert c.direct_prefetch_atoms(launch.atoms_per_split, bits, group) >= launch.atoms_per_split
             assert 2 * (launch.smem + 1024) <= info.smem_per_sm
             assert 2 * planner.fit(8 if m <= 8 else 16, launch.tag).regs * c.threads <= 65536, c.short()
-        assert planner.plan(1).launches[0].choice.pf and not planner.plan(1).launches[0].choice.wgmma
+        one = planner.plan(1).launches[0].choice
+        # (int4: the mma.sync prefetch grid; int3 / MXFP4 have no 1-2-token alternative: their bucket's choice)
+        assert (one.pf and not one.wgmma) if bits == 4 and "e2m1" not in desc else (one.pf == 64 and one.wgmma), \
+            (desc, one.short())
     for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint4b8,s:g128:bfloat16", 4096, 14336),
-                       ("w:uint4b8,s:g128:bfloat16", 28672, 4096), ("w:uint3b4,s:g128:bfloat16", 4096, 4096),
-                       ("w:float4_e2m1,s:g32:float8_e8m0fnu", 4096, 4096)]:
+                       ("w:uint4b8,s:g128:bfloat16", 28672, 4096), ("w:uint3b4,s:g128:bfloat16", 6144, 4096),
+                       ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096), ("w:uint8b128,s:channel:bfloat16", 2048, 4096),
+                       ("w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", 2048, 4096)]:
         planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
         assert all(planner.plan(m).launches[0].choice.pf == 0 for m in (3, 16)), (desc, n, k)
     monkeypatch.setenv("HUMMING_WG_PREFETCH", "0")

@@ -831,7 +831,8 @@ _WG_PREFETCH_CANDIDATES = {
 def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: int, float_family: bool,
                                  sms: int) -> Optional[KernelChoice]:
     """The 3-16-token decode choice that copies each block's WHOLE weight range to shared memory before
-    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: 4-bit integer codes, K <= 4096, and a
+    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: 3- and 4-bit integer codes or MXFP4
+    (e2m1 with 32-column groups), K <= 4096, and a
     candidate (_WG_PREFETCH_CANDIDATES) whose plan -- at most one block per SM, as many K splits as that allows
     (choose_direct_splits) -- puts 75-100 % of the SMs to work, prefetches every position of its range, and leaves
     room for the next launch's block (two blocks' shared memory per SM).  Then the next PDL launch's blocks sit beside
@@ -839,8 +840,17 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
     Measured on an H100 (session 42, results/2026-12-06-s42/f), int4 g128, us, vs the wgmma decode default:
     4096x4096 M = 12 / 16 7.3 / 7.7 vs 7.9 / 8.4 (256-row blocks), M = 4 / 8 6.3 / 7.3 vs 7.7 / 9.5; 2048x4096
     M = 12 / 16 5.7 / 5.8 vs 7.2 / 7.7 (128-row blocks).  Where only part of a range fits it loses (6144x4096 M=16
-    10.5 vs 9.5, M=4 10.3 vs 8.0; 4096x14336 18.2 vs 15.2), so those layers keep the default."""
-    if (not wgmma_prefetch_enabled() or float_family or bits != 4 or not (0 < k <= 4096) or n <= 0
+    10.5 vs 9.5, M=4 10.3 vs 8.0; 4096x14336 18.2 vs 15.2), so those layers keep the default.
+    int3 g128 and MXFP4 (session 43, H100, results/2026-12-06-s43/b, the candidates forced vs the plain decode): at
+    M=16 the 128-row candidate wins every small layer, int3 1024x4096 / 2048x4096 / 4096x4096 / 4096x2048 5.2 / 5.6 /
+    7.3 / 5.6 vs 6.5 / 7.7 / 8.2 / 6.9, MXFP4 5.2 / 5.7 / 7.2 / 5.6 vs 8.3 / 7.8 / 8.4 / 7.0; at M=8 int3 5.3 / 5.8 /
+    7.2 / 5.8 vs 6.5 / 7.1 / 9.4 / 6.8 for the 128-row one (the 64-row one 0.3 faster on 1024x4096), MXFP4 5.3 / 6.0 /
+    7.3 / 5.9 vs 6.8 / 9.2 / 9.8 / 8.2.  The 8-token choice also serves their 1-2 tokens (int4 alone has the mma.sync
+    prefetch grid there): the bench's A/B at M=1, int3 3.68 / 4.44 / 5.90 / 4.43 vs 4.23 / 5.47 / 6.69 / 5.42, MXFP4
+    3.74 / 4.69 / 6.13 / 4.67 vs 4.35 / 5.43 / 7.09 / 5.27 (M=2 alike; results/2026-12-06-s43/d).  NVFP4 (16-column
+    groups) and 8-bit codes were not measured."""
+    codes = (not float_family and bits in (3, 4)) or (float_family and bits == 4 and group == 32)
+    if (not wgmma_prefetch_enabled() or not codes or not (0 < k <= 4096) or n <= 0
             or bucket not in _WG_PREFETCH_CANDIDATES):
         return None
     info = arch_info("sm_90a", sms)
