@@ -331,9 +331,10 @@ def test_smem_prefetch_defaults(monkeypatch):
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 def test_wgmma_prefetch_defaults(monkeypatch):
-    """What the heuristics launch at 1-16 tokens on small int4 / int3 / MXFP4 layers with K <= 4096
+    """What the heuristics launch at 1-16 tokens on small int4 / int3 / MXFP4 / NVFP4 / int8 / fp8 layers with K <= 4096
     (heuristics.wgmma_prefetch_decode_choice: the wgmma decode with each block's whole weight range copied to shared
-    memory before the grid wait -- int3 and MXFP4 since session 43): the plan's own choice asserted, against the fp32
+    memory before the grid wait -- int4 since session 42, the others since session 43): the plan's own choice
+    asserted, against the fp32
     reference with bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal to the eager calls; K tails
     and odd N; a larger layer keeps the plain decode."""
     monkeypatch.delenv("HUMMING_WG_PREFETCH", raising=False)
@@ -343,6 +344,11 @@ def test_wgmma_prefetch_defaults(monkeypatch):
                               ("w:float4_e2m1,s:g32:float8_e8m0fnu", 2048, 4096, torch.bfloat16),
                               ("w:float4_e2m1,s:g32:float8_e8m0fnu", 1000, 2080, torch.bfloat16),
                               ("w:uint4b8,s:g128:bfloat16", 4096, 2048, torch.bfloat16),
+                              ("w:uint8b128,s:channel:bfloat16", 2048, 4096, torch.bfloat16),
+                              ("w:int8,s:channel:float32", 1000, 2080, torch.float16),
+                              ("fp8-channel", 1000, 2080, torch.bfloat16),
+                              ("nvfp4", 4096, 4096, torch.bfloat16),
+                              ("nvfp4", 1000, 2080, torch.bfloat16),
                               ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096, torch.bfloat16)]:
         w = torch.randn(n, k, device="cuda") * 0.05
         qw = quantize_weight(w, WeightDesc.parse(desc), name="wg_pf_default", bias=torch.randn(n, device="cuda"))

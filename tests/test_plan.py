@@ -374,12 +374,13 @@ def test_every_plan_covers_the_layer_once_within_the_device_limits(arch, desc, c
 
 
 def test_wgmma_prefetch_plan(cache_dir, monkeypatch):
-    """3-16 tokens on a small int4 / int3 / MXFP4 layer (K <= 4096) whose every block's weight range fits shared
+    """3-16 tokens on a small int4 / int3 / MXFP4 / NVFP4 / int8 / fp8 layer (K <= 4096; 8-bit codes with channel
+    scales) whose every block's weight range fits shared
     memory twice per SM: the plan launches the prefetching wgmma decode (heuristics.wgmma_prefetch_decode_choice) --
     one block per SM at most, 75-100 % of the SMs, the early PDL release, the whole range prefetched, two blocks'
-    registers and shared memory per SM.  Larger layers (6144x4096: only part of a range fits), long / wide layers,
-    other codes (int8, NVFP4's 16-column groups) and HUMMING_WG_PREFETCH=0 keep the plain wgmma decode; 1-2 tokens
-    take the mma.sync prefetch grid (int4) or the same prefetching wgmma decode (int3, MXFP4)."""
+    registers and shared memory per SM.  Larger layers (6144x4096; int8 4096x4096: only part of a range fits), long /
+    wide layers, unmeasured codes (int2, 8-bit codes with group scales) and HUMMING_WG_PREFETCH=0 keep their kernels;
+    1-2 tokens take the mma.sync prefetch grid (int4) or the same prefetching wgmma decode (the other codes)."""
     from vllm_humming.ops.plan import FLAG_PDL_EARLY_RELEASE
 
     monkeypatch.delenv("HUMMING_WG_PREFETCH", raising=False)
@@ -387,7 +388,8 @@ def test_wgmma_prefetch_plan(cache_dir, monkeypatch):
     info = arch_info("sm_90a", 132)
     for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 4096, 4096), ("w:uint4b8,s:g128:bfloat16", 2048, 4096),
                        ("w:uint4,s:g64:bfloat16,zp:int", 1024, 4096), ("w:uint4b8,s:g128:bfloat16", 4096, 2048),
-                       ("w:uint3b4,s:g128:bfloat16", 4096, 4096), ("w:float4_e2m1,s:g32:float8_e8m0fnu", 2048, 4096)]:
+                       ("w:uint3b4,s:g128:bfloat16", 4096, 4096), ("w:float4_e2m1,s:g32:float8_e8m0fnu", 2048, 4096),
+                       ("w:uint8b128,s:channel:bfloat16", 2048, 4096), ("nvfp4", 4096, 2048), ("fp8-channel", 1024, 4096)]:
         planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
         bits, group = planner.fp.bits, planner.fp.group
         for m in (3, 8, 9, 16):
@@ -400,13 +402,14 @@ def test_wgmma_prefetch_plan(cache_dir, monkeypatch):
             assert 2 * (launch.smem + 1024) <= info.smem_per_sm
             assert 2 * planner.fit(8 if m <= 8 else 16, launch.tag).regs * c.threads <= 65536, c.short()
         one = planner.plan(1).launches[0].choice
-        # (int4: the mma.sync prefetch grid; int3 / MXFP4 have no 1-2-token alternative: their bucket's choice)
-        assert (one.pf and not one.wgmma) if bits == 4 and "e2m1" not in desc else (one.pf == 64 and one.wgmma), \
-            (desc, one.short())
+        # (int4: the mma.sync prefetch grid; the other codes have no 1-2-token alternative: their bucket's choice)
+        int4 = bits == 4 and planner.fp.family != "float"
+        assert (one.pf and not one.wgmma) if int4 else (one.pf == 64 and one.wgmma), (desc, one.short())
     for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 6144, 4096), ("w:uint4b8,s:g128:bfloat16", 4096, 14336),
                        ("w:uint4b8,s:g128:bfloat16", 28672, 4096), ("w:uint3b4,s:g128:bfloat16", 6144, 4096),
-                       ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096), ("w:uint8b128,s:channel:bfloat16", 2048, 4096),
-                       ("w:float4_e2m1,s:g16:float8_e4m3fn,s2:tensor:float32", 2048, 4096)]:
+                       ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096), ("w:uint8b128,s:channel:bfloat16", 4096, 4096),
+                       ("fp8-block", 2048, 4096), ("w:uint2b2,s:g64:bfloat16", 2048, 4096),
+                       ("w:uint8,s:g64:bfloat16,zp:int", 2048, 4096)]:
         planner = OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir)
         assert all(planner.plan(m).launches[0].choice.pf == 0 for m in (3, 16)), (desc, n, k)
     monkeypatch.setenv("HUMMING_WG_PREFETCH", "0")

@@ -831,8 +831,8 @@ _WG_PREFETCH_CANDIDATES = {
 def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: int, float_family: bool,
                                  sms: int) -> Optional[KernelChoice]:
     """The 3-16-token decode choice that copies each block's WHOLE weight range to shared memory before
-    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: 3- and 4-bit integer codes or MXFP4
-    (e2m1 with 32-column groups), K <= 4096, and a
+    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: 3- and 4-bit integer codes, MXFP4 /
+    NVFP4, 8-bit integer or float codes with channel scales, K <= 4096, and a
     candidate (_WG_PREFETCH_CANDIDATES) whose plan -- at most one block per SM, as many K splits as that allows
     (choose_direct_splits) -- puts 75-100 % of the SMs to work, prefetches every position of its range, and leaves
     room for the next launch's block (two blocks' shared memory per SM).  Then the next PDL launch's blocks sit beside
@@ -847,9 +847,17 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
     7.2 / 5.8 vs 6.5 / 7.1 / 9.4 / 6.8 for the 128-row one (the 64-row one 0.3 faster on 1024x4096), MXFP4 5.3 / 6.0 /
     7.3 / 5.9 vs 6.8 / 9.2 / 9.8 / 8.2.  The 8-token choice also serves their 1-2 tokens (int4 alone has the mma.sync
     prefetch grid there): the bench's A/B at M=1, int3 3.68 / 4.44 / 5.90 / 4.43 vs 4.23 / 5.47 / 6.69 / 5.42, MXFP4
-    3.74 / 4.69 / 6.13 / 4.67 vs 4.35 / 5.43 / 7.09 / 5.27 (M=2 alike; results/2026-12-06-s43/d).  NVFP4 (16-column
-    groups) and 8-bit codes were not measured."""
-    codes = (not float_family and bits in (3, 4)) or (float_family and bits == 4 and group == 32)
+    3.74 / 4.69 / 6.13 / 4.67 vs 4.35 / 5.43 / 7.09 / 5.27 (M=2 alike; results/2026-12-06-s43/d).
+    int8 / fp8 e4m3 channel and NVFP4 (session 43, results/2026-12-06-s43/e, forced vs their plans' cp.async or plain
+    direct kernels), us on 1024x4096 / 2048x4096 / 4096x2048: int8 M=16 6.0 / 7.0 / 6.9 vs 7.4 / 9.0 / 8.5, M=8 6.2 /
+    7.4 / 7.2 vs 6.9 / 9.2 / 9.2; fp8 M=16 6.2 / 7.1 / 7.0 vs 6.6 / 7.9 / 7.5, M=8 6.2 / 7.3 / 7.2 vs 6.9 / 9.4 / 9.0;
+    NVFP4 (and 4096x4096) M=16 5.6 / 6.1 / 6.0 / 8.2 vs 6.3 / 7.0 / 6.5 / 8.6, M=8 5.6 / 6.4 / 6.2 / 7.8 vs 7.1 / 9.6
+    / 8.4 / 10.1 (the candidate the rule takes in each cell); through the bench (results/2026-12-06-s43/f, M = 1 / 2 /
+    8 / 16) faster in every cell it serves, e.g. int8 2048x4096 M=1 6.12 vs 7.55, NVFP4 2048x4096 M=8 6.41 vs 9.55.
+    Other codes (2, 5-7 bits, 8-bit codes with group or block scales) were not measured and keep their kernels."""
+    # (the codes measured: int3 / int4 at any group, MXFP4 and NVFP4, int8 and fp8 e4m3 with channel scales)
+    codes = bits in (3, 4) if not float_family else (bits == 4 and group in (16, 32))
+    codes = codes or (bits == 8 and group == 0)
     if (not wgmma_prefetch_enabled() or not codes or not (0 < k <= 4096) or n <= 0
             or bucket not in _WG_PREFETCH_CANDIDATES):
         return None
