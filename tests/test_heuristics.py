@@ -6,7 +6,7 @@ import pytest
 
 from vllm_humming.tuning.heuristics import (KernelChoice, M_BUCKETS, all_choices, arch_info, choose_direct_splits,
                                             choose_kernel, choose_splits, wave_cliff_twin,
-                                            wide_rows_sibling)
+                                            wide_rows_sibling, wgmma_prefetch_serves)
 
 ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120a"]
 
@@ -514,6 +514,16 @@ def test_session9_direct_rules():
                     (8192, 2048, 8), (8192, 2048, 16)):
         c = choose_kernel("sm_90a", b, 4, 128, k=k, n=n)
         assert c.pf and c.wgmma and c in all_choices("sm_90a", 4, 128, False, False), (n, k, b, c.short())
+    # ... and of the other codes it serves since session 43 (int3, MXFP4, NVFP4, channel-scaled int8 / fp8), at 1-16
+    # tokens; unmeasured codes (int2, 8-bit codes with group scales) never take it
+    for bits, group, flt in ((3, 128, False), (4, 32, True), (4, 16, True), (8, 0, False), (8, 0, True)):
+        assert wgmma_prefetch_serves(bits, group, flt)
+        for n, k, b in ((1024, 4096, 1), (2048, 4096, 8), (4096, 2048, 16), (2048, 4096, 16)):
+            c = choose_kernel("sm_90a", b, bits, group, k=k, n=n, float_family=flt)
+            assert c.pf == 64 and c.wgmma and c in all_choices("sm_90a", bits, group, False, flt), (bits, n, b, c)
+    for bits, group, flt in ((2, 64, False), (8, 64, False), (8, 128, True), (5, 128, False), (6, 32, True)):
+        assert not wgmma_prefetch_serves(bits, group, flt)
+        assert not any(choose_kernel("sm_90a", b, bits, group, k=4096, n=2048, float_family=flt).pf for b in (8, 16))
 
 
 def test_session10_rules():

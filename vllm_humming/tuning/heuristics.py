@@ -828,11 +828,19 @@ _WG_PREFETCH_CANDIDATES = {
 }
 
 
+def wgmma_prefetch_serves(bits: int, group: int, float_family: bool) -> bool:
+    """The codes the prefetching wgmma decode was measured on (and so serves): 3- / 4-bit integers at any group,
+    MXFP4 and NVFP4 (4-bit floats with 32- / 16-column groups), 8-bit integers and floats with channel scales."""
+    if bits == 8:
+        return group == 0
+    return bits == 4 and group in (16, 32) if float_family else bits in (3, 4)
+
+
 def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: int, float_family: bool,
                                  sms: int) -> Optional[KernelChoice]:
-    """The 3-16-token decode choice that copies each block's WHOLE weight range to shared memory before
-    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: 3- and 4-bit integer codes, MXFP4 /
-    NVFP4, 8-bit integer or float codes with channel scales, K <= 4096, and a
+    """The 1-16-token decode choice that copies each block's WHOLE weight range to shared memory before
+    griddepcontrol.wait (the direct wgmma kernel with KernelChoice.pf), or None: the codes wgmma_prefetch_serves,
+    K <= 4096, and a
     candidate (_WG_PREFETCH_CANDIDATES) whose plan -- at most one block per SM, as many K splits as that allows
     (choose_direct_splits) -- puts 75-100 % of the SMs to work, prefetches every position of its range, and leaves
     room for the next launch's block (two blocks' shared memory per SM).  Then the next PDL launch's blocks sit beside
@@ -855,11 +863,8 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
     / 8.4 / 10.1 (the candidate the rule takes in each cell); through the bench (results/2026-12-06-s43/f, M = 1 / 2 /
     8 / 16) faster in every cell it serves, e.g. int8 2048x4096 M=1 6.12 vs 7.55, NVFP4 2048x4096 M=8 6.41 vs 9.55.
     Other codes (2, 5-7 bits, 8-bit codes with group or block scales) were not measured and keep their kernels."""
-    # (the codes measured: int3 / int4 at any group, MXFP4 and NVFP4, int8 and fp8 e4m3 with channel scales)
-    codes = bits in (3, 4) if not float_family else (bits == 4 and group in (16, 32))
-    codes = codes or (bits == 8 and group == 0)
-    if (not wgmma_prefetch_enabled() or not codes or not (0 < k <= 4096) or n <= 0
-            or bucket not in _WG_PREFETCH_CANDIDATES):
+    if (not wgmma_prefetch_enabled() or not wgmma_prefetch_serves(bits, group, float_family) or not (0 < k <= 4096)
+            or n <= 0 or bucket not in _WG_PREFETCH_CANDIDATES):
         return None
     info = arch_info("sm_90a", sms)
     for c in _WG_PREFETCH_CANDIDATES[bucket]:
@@ -1396,7 +1401,7 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                                                                       float_family=fam, sms=info.sms)]:
                     if alt not in seen:
                         seen.append(alt)
-    if arch == "sm_90a" and bits == 4 and False in fams:
+    if arch == "sm_90a" and any(wgmma_prefetch_serves(bits, group, fam) for fam in fams):
         # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
         seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
     return seen
