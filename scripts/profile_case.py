@@ -15,4 +15,4 @@ for _ in range(5):
 torch.cuda.synchronize()
 L(x)          # the profiled launch
 torch.cuda.synchronize()
-print("choice", L._buckets[m_bucket(m)].choice.short())
+print("choice", L.plan_info[m]["choice"])   # (what the plan launched: at 1-2 tokens maybe an alternative)
