@@ -198,15 +198,12 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         swap = next((t for t in (smem_pf_tag(m) + "_x16", smem_pf_tag(m)) if t in alts), "")
     if not swap and "x16" in alts and m <= x16_max_m(k64):
         swap = "x16"
-    if swap and "wide_rows" not in alts:
-        # the bucket's own kernel is never launched nor compiled for this M (a cold layer's first call at one
-        # token compiles one kernel, not two)
-        bk, tag = fit(swap), swap
-        c = bk.choice
-    else:
+    bk, tag = None, swap
+    if not swap or "wide_rows" in alts:
+        # the bucket's own kernel: launched, or compared with its 192-row sibling.  Where a swap replaces it and no
+        # sibling is in play it is never asked for, so never compiled (a cold layer's first one-token call compiles
+        # one kernel, not two)
         bk = fit("")
-        tag = ""
-        c = bk.choice
         if "wide_rows" in alts:
             # the 192-row sibling of a 128-row split-K tile where its waves cost less (heuristics.wide_rows_sibling)
             # and it needs no more K splits than the base tile: a split's partials cost more than the model counts
@@ -220,17 +217,16 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
             (cost_w, splits_w), (cost_b, splits_b) = row_waves(wide), row_waves(bk)
             if cost_w < cost_b and splits_w <= splits_b:
                 bk, tag, alts, swap = wide, "wide_rows", set(), ""
-                c = bk.choice
         if "stream_k_twin" in alts and not swap:
             # a 256-token split-K grid whose last wave would leave over a fifth of the slots idle runs as its
             # stream-K twin (heuristics.wave_cliff_twin)
+            c = bk.choice
             splits, _ = choose_splits(c, n16, k64, m, info, bk.blocks_per_sm, bits)
             if split_grid_on_wave_cliff(-(-m // c.bt) * -(-n16 // c.block_n) * splits, info.sms * bk.blocks_per_sm):
                 bk, tag = fit("stream_k_twin"), "stream_k_twin"
-                c = bk.choice
-        if swap:
-            bk, tag = fit(swap), swap
-            c = bk.choice
+    if swap:
+        bk = fit(swap)
+    c = bk.choice
     m_tiles = -(-m // c.bt)
     n_tiles = -(-n16 // c.block_n)
     smem = bk.smem
