@@ -301,6 +301,19 @@ def test_direct_window_pass_matches_the_row_major_pass(choice, monkeypatch):
             assert ((y1.float() - ref).norm() / ref.norm()).item() < 1.2e-2
 
 
+def _default_plans(desc, n, k, dtype, ms, name):
+    """One layer of ``desc`` with a bias, run at each M of ``ms`` on its own plan (no forced choice) and checked by
+    _check_layer (fp32 reference, NaN-poisoned outputs, two calls bit-identical); yields (m, layer, x, the launched
+    choice's short name) for the caller's assertions about what the heuristics picked."""
+    w = torch.randn(n, k, device="cuda") * 0.05
+    qw = quantize_weight(w, WeightDesc.parse(desc), name=name, bias=torch.randn(n, device="cuda"))
+    layer = GemmLayer(qw, None, dtype)
+    for m in ms:
+        x = torch.randn(m, k, device="cuda", dtype=dtype)
+        _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
+        yield m, layer, x, layer.plan_info[m]["choice"]
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="the prefetch plan serves sm_90a layers (H100/H200)")
 def test_smem_prefetch_defaults(monkeypatch):
     """What the heuristics launch at 1-2 tokens (SMEM_PF_MAX_M) on small 4-bit layers
@@ -315,13 +328,7 @@ def test_smem_prefetch_defaults(monkeypatch):
                               ("w:uint4,s:g64:bfloat16,zp:int", 2000, 4032, torch.bfloat16),
                               ("w:uint4b8,s:g128:bfloat16", 5000, 2048, torch.bfloat16),
                               ("w:int4,s:channel:bfloat16", 3000, 4096, torch.bfloat16)]:
-        w = torch.randn(n, k, device="cuda") * 0.05
-        qw = quantize_weight(w, WeightDesc.parse(desc), name="pf_default", bias=torch.randn(n, device="cuda"))
-        layer = GemmLayer(qw, None, dtype)
-        for m in (1, 2, 3):
-            x = torch.randn(m, k, device="cuda", dtype=dtype)
-            _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
-            chosen = layer.plan_info[m]["choice"]
+        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, (1, 2, 3), "pf_default"):
             # (3+ tokens: the bucket's wgmma decode, on these small layers with its own prefetch since session 42)
             assert ("_pf" in chosen and "wgmma" not in chosen) == (m <= SMEM_PF_MAX_M), (desc, n, k, m, chosen)
             if m <= SMEM_PF_MAX_M:
@@ -334,9 +341,8 @@ def test_wgmma_prefetch_defaults(monkeypatch):
     """What the heuristics launch at 1-16 tokens on small int4 / int3 / MXFP4 / NVFP4 / int8 / fp8 layers with K <= 4096
     (heuristics.wgmma_prefetch_decode_choice: the wgmma decode with each block's whole weight range copied to shared
     memory before the grid wait -- int4 since session 42, the others since session 43): the plan's own choice
-    asserted, against the fp32
-    reference with bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal to the eager calls; K tails
-    and odd N; a larger layer keeps the plain decode."""
+    asserted, against the fp32 reference with bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal
+    to the eager calls; K tails and odd N; a larger layer keeps the plain decode."""
     monkeypatch.delenv("HUMMING_WG_PREFETCH", raising=False)
     monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
     for desc, n, k, dtype in [("w:uint3b4,s:g128:bfloat16", 4096, 4096, torch.bfloat16),
@@ -350,13 +356,7 @@ def test_wgmma_prefetch_defaults(monkeypatch):
                               ("nvfp4", 4096, 4096, torch.bfloat16),
                               ("nvfp4", 1000, 2080, torch.bfloat16),
                               ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096, torch.bfloat16)]:
-        w = torch.randn(n, k, device="cuda") * 0.05
-        qw = quantize_weight(w, WeightDesc.parse(desc), name="wg_pf_default", bias=torch.randn(n, device="cuda"))
-        layer = GemmLayer(qw, None, dtype)
-        for m in (1, 2, 3, 8, 12, 16):
-            x = torch.randn(m, k, device="cuda", dtype=dtype)
-            _check_layer(layer, qw, x, f"{desc} {n}x{k} M={m}")
-            chosen = layer.plan_info[m]["choice"]
+        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, (1, 2, 3, 8, 12, 16), "wg_pf_default"):
             if m <= SMEM_PF_MAX_M and "uint4" in desc:
                 continue   # (int4 at 1-2 tokens: the mma.sync prefetch grid, test_smem_prefetch_defaults)
             assert chosen.endswith("_direct_wgmma"), (desc, n, k, m, chosen)
