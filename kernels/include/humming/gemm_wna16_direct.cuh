@@ -570,75 +570,30 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   static_for<kDepth>([&](auto d_) { stream.template load_next<0>(ring[decltype(d_)::value]); });
   direct_copy_scales<Cfg>(ss, sz, gscale, gzero, ka0, range_cols, n0, N16, K64);
   // ---- 2: x after the grid dependency wait, swizzled per atom column; rows past M and columns past K / the split
-  //         zero-filled.
-  // kXHead (experiment, HUMMING_DEBUG_WG_XHEAD=A): the range's x arrives in two parts, its first A atoms and the
-  // rest, each completing its own mbarrier -- every thread arrives on a part's barrier after issuing its pieces of it
-  // (cp.async.mbarrier.arrive.noinc: the arrival fires once ALL of the thread's earlier cp.async writes have landed,
-  // so the first part's barrier also covers the scales and the weight prefetch, the second's everything) -- and the
-  // main loop runs the first A atoms as soon as their x has landed, while the rest streams in, instead of waiting for
-  // the whole range's x (14 MB from L2 on the wide layer at 16 tokens) before the first MMA.  Two loops one after the
-  // other, the wait between them: a wait inside the loop, or a loop over parts around it, made ptxas serialize every
-  // wgmma (C7515).
-#ifdef HUMMING_DEBUG_WG_XHEAD
-  constexpr int kXHead = HUMMING_DEBUG_WG_XHEAD;
-#else
-  constexpr int kXHead = 0;
-#endif
-  static_assert(kXHead % 2 == 0, "the first x part holds whole pairs of atoms (the fragment buffers' parity)");
-  __shared__ uint64_t x_bar[2];
-  if constexpr (kXHead != 0) {
-    if (tid == 0) {
-      mbar_init(x_bar, kThreads);
-      mbar_init(x_bar + 1, kThreads);
-      mbar_fence_init();
-    }
-    __syncthreads();
-  }
+  //         zero-filled
   grid_dependency_wait();
   if (release_early) grid_dependents_launch();
   {
-#ifdef HUMMING_DEBUG_WG_NO_XCOPY   // experiments only: time the kernel without staging x (wrong results)
-    const int chunks = 0;
-#else
     const int chunks = L.x_atoms * kBT * 8;
-#endif
-    auto copy_x = [&](int c0, int c1) {
-      for (int c = c0 + tid; c < c1; c += kThreads) {
-        const int a = c / (kBT * 8);
-        const int r = (c / 8) % kBT;
-        const int ch = c % 8;
-        const int col = (ka0 + a) * 64 + ch * 8;
-        const bool valid = m0 + r < M && col < K && ka0 + a < ka1;
-        copy16_async(sx + a * kBT * 64 + r * 64 + ((ch ^ (r % 8)) * 8), valid ? x + (size_t)(m0 + r) * K + col : x,
-                     valid);
-      }
-    };
-    if constexpr (kXHead != 0) {
-      const int head = min(chunks, kXHead * kBT * 8);
-      copy_x(0, head);
-      mbar_arrive_cp_async(x_bar);
-      copy_x(head, chunks);
-      mbar_arrive_cp_async(x_bar + 1);
-    } else {
-      copy_x(0, chunks);
-      cp_async_commit();
-      cp_async_wait<0>();
-      fence_proxy_async_shared();   // the tensor cores read x through the async proxy (wgmma.cuh)
-      __syncthreads();
+    for (int c = tid; c < chunks; c += kThreads) {
+      const int a = c / (kBT * 8);
+      const int r = (c / 8) % kBT;
+      const int ch = c % 8;
+      const int col = (ka0 + a) * 64 + ch * 8;
+      const bool valid = m0 + r < M && col < K && ka0 + a < ka1;
+      copy16_async(sx + a * kBT * 64 + r * 64 + ((ch ^ (r % 8)) * 8), valid ? x + (size_t)(m0 + r) * K + col : x,
+                   valid);
     }
+    cp_async_commit();
+    cp_async_wait<0>();
+    fence_proxy_async_shared();   // the tensor cores read x through the async proxy (wgmma.cuh)
+    __syncthreads();
   }
-  // (kXHead) part p of x has landed; each thread then fences the async proxy, which wgmma reads x through (the
-  // barrier orders the other threads' writes before this thread's fence)
-  auto wait_x = [&](int p) {
-    mbar_wait(x_bar + p, 0);
-    fence_proxy_async_shared();
-  };
   // ---- 3: barrier-free main loop.  Whole bodies run unconditionally: a per-atom branch inside the asynchronous
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
   Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
   int i0 = 0;
   if constexpr (DirectPrefetch<Cfg>::kOn) {
-    if constexpr (kXHead != 0) wait_x(1);   // (the prefetching grids are small layers: all of x first)
     // the prefetched positions, two per iteration (the fragment buffers' parity); the ring holds positions pf_n on
 #pragma unroll 1
     for (; i0 < pf_n; i0 += 2)
@@ -664,14 +619,6 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     math.template atom<d % 2>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
   };
   // (the register ring's slots repeat every kDepth positions, the fragment buffers every 2)
-  if constexpr (kXHead != 0) {
-    if (pf_n == 0) {
-      wait_x(0);
-#pragma unroll 1
-      for (; i0 + kBody <= min(n_seq, kXHead); i0 += kBody) static_for<kBody>(step);
-    }
-    wait_x(1);
-  }
 #pragma unroll 1
   for (; i0 + kBody <= n_seq; i0 += kBody) static_for<kBody>(step);
   static_for<kBody - 1>([&](auto d_) {
