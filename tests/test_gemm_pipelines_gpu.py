@@ -224,12 +224,22 @@ def test_wide_decode_224_row_blocks(desc, m):
 
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint3b4,s:g128:bfloat16"])
 @pytest.mark.parametrize("m", [9, 13, 16])
-def test_wide_cluster_default_choices(desc, m):
+def test_wide_cluster_default_choices(desc, m, monkeypatch):
     """The default for wide int3 / int4 layers at 9-16 tokens (sm_90a): the direct wgmma kernel with two K splits
-    summed by a 2-block cluster -- a whole-stage K, the largest K the rule takes, a K tail, odd N."""
+    summed by a 2-block cluster -- a whole-stage K, the largest K the rule takes, a K tail, odd N.  Session 43's
+    prefetching decode (heuristics.wgmma_prefetch_decode_choice) comes first where one block per SM holds its whole
+    weight range: on the 1088-column layer int3's 128-row ranges do (int4's 256-row grid does not), so the cluster
+    rule itself is checked with that rule off, and the precedence with it on."""
     if _wgmma_ok():
         qw = quantize_weight(torch.randn(16400, 1088, device="cuda"), WeightDesc.parse(desc))
+        monkeypatch.setenv("HUMMING_WG_PREFETCH", "0")
         assert GemmLayer(qw, None, torch.bfloat16)._choice(16).cluster == 2
+        monkeypatch.delenv("HUMMING_WG_PREFETCH")
+        c = GemmLayer(qw, None, torch.bfloat16)._choice(16)
+        if "uint3" in desc:
+            assert c.pf and not c.cluster, c.short()
+        else:
+            assert c.cluster == 2, c.short()
     for n, k in [(28672, 4096), (16400, 8192), (16390, 1088)]:
         _check_default_choice(desc, n, k, m, "wide_cluster")
 
