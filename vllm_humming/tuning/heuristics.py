@@ -313,10 +313,7 @@ class KernelChoice:
             pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
             if pf:
                 used = -(-used // 16) * 16 + pf * self.prefetch_position_bytes(bits)
-            # (experiment: HUMMING_DEBUG_SMEM_PAD=B asks for B bytes more per block, unused, to hold a timing
-            # experiment's blocks per SM where it frees registers)
-            pad = _debug_define("HUMMING_DEBUG_SMEM_PAD")
-            return used + 1024 + (int(pad) if pad else 0)
+            return used + 1024
         red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
         used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + 2 * windows * self.bt * 4 + red

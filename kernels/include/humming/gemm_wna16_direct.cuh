@@ -574,11 +574,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   grid_dependency_wait();
   if (release_early) grid_dependents_launch();
   {
-#ifdef HUMMING_DEBUG_WG_NO_XCOPY   // experiments only: time the kernel without staging x (wrong results)
-    const int chunks = 0;
-#else
     const int chunks = L.x_atoms * kBT * 8;
-#endif
     for (int c = tid; c < chunks; c += kThreads) {
       const int a = c / (kBT * 8);
       const int r = (c / 8) % kBT;
