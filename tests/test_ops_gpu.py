@@ -59,6 +59,46 @@ def test_eager_host_overhead(m):
 
 
 
+@pytest.mark.parametrize("desc,n,k", [("w:uint4b8,s:g128:bfloat16", 6144, 4096),
+                                       ("w:uint4b8,s:g128:bfloat16", 28672, 4096),
+                                       ("w:uint3b4,s:g128:bfloat16", 4096, 14336),
+                                       ("w:float4_e2m1,s:g32:float8_e8m0fnu", 2048, 4096)])
+def test_background_compile_covers_every_call(desc, n, k, monkeypatch):
+    """What the vLLM integration does after preparing a layer with HUMMING_JIT_BACKGROUND=1
+    (ops.linear.compile_in_background: every M bucket's kernels, the plans' alternatives and the prefill expansion on
+    the background thread; the same set warmup() compiles): once it has finished, calls at any token count -- decode
+    buckets, the alternatives their plans launch, the prefill path -- run NVRTC no more and match the reference."""
+    from vllm_humming import jit
+    from vllm_humming.jit import background
+    from vllm_humming.ops import compile_in_background
+    from vllm_humming.reference import reference_gemm
+
+    monkeypatch.setenv("HUMMING_JIT_BACKGROUND", "1")   # (opt-in)
+    monkeypatch.delenv("HUMMING_JIT_STRICT", raising=False)
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, WeightDesc.parse(desc))
+    pl = prepare_linear(qw)
+    assert pl.backend == "kernel", pl.fallback_reason
+    fut = compile_in_background(pl)
+    if fut is not None:   # (None: this process already submitted every one of them)
+        assert fut.result(timeout=600) is not None
+    background.wait_background(timeout=600)
+    jit.clear_memory_cache()
+    jit.reset_stats()
+    for m in (1, 2, 3, 8, 16, 17, 64, 257, 2048):
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if m == 2048:   # (the prefill path: expansion kernel + cuBLAS)
+            y = humming_linear(x, pl)
+        else:
+            pl.kernel(x, out=y)
+        torch.cuda.synchronize()
+        ref = reference_gemm(x, qw)
+        assert torch.isfinite(y).all(), (desc, n, k, m)
+        torch.testing.assert_close(y.float(), ref, rtol=2e-2, atol=2e-2 * ref.abs().max().item())
+    torch.cuda.synchronize()
+    assert jit.stats()["nvrtc_compiles"] == 0, (desc, n, k, jit.stats())
+
+
 @pytest.mark.parametrize("n,k", [(6144, 4096), (28672, 4096), (4096, 14336)])
 def test_first_decode_call_loads_only_the_kernels_it_launches(n, k):
     """A cold layer's first one-token call compiles and loads only what its plan launches (the prefetch grid or the

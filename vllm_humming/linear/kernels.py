@@ -20,7 +20,7 @@ import torch
 
 from ..desc import ActDesc, DescError, ScaleSpec, WeightDesc
 from ..dtypes import BF16, E2M1, E4M3, E8M0, FP16, FP32, INT8, IntType, parse_dtype
-from ..ops import humming_linear, prepare_linear
+from ..ops import compile_in_background, humming_linear, prepare_linear
 from ..packing import pack_codes, packed_words, unpack_codes
 from ..qweight import QuantizedWeight
 
@@ -86,6 +86,7 @@ class _Common:
             out_dtype = torch.bfloat16
         self.hm_prepared = prepare_linear(qw, act, out_dtype=out_dtype, static_act_scale=static_scale)
         layer.register_buffer("hm_qweight", self.hm_prepared.qw.qweight, persistent=False)
+        compile_in_background(self.hm_prepared)   # (while vLLM loads the other layers: jit/background.py)
         logger.debug("humming linear kernel %s: %s via %s (%s)", type(self).__name__, qw.desc,
                      self.hm_prepared.backend, self.hm_prepared.fallback_reason)
 

@@ -26,7 +26,7 @@ from vllm.model_executor.parameter import (BasevLLMParameter, ChannelQuantScaleP
                                            PerTensorScaleParameter)
 
 from ..desc import DescError
-from ..ops import humming_linear, prepare_linear
+from ..ops import compile_in_background, humming_linear, prepare_linear
 from ..qweight import QuantizedWeight
 from ..reference import quantize_weight
 from .shard import ShardedWeight, apply_gather, slice_k
@@ -223,6 +223,7 @@ class HummingLinearMethod(LinearMethodBase):
                                   static_act_scale=None if static is None else static.to(device))
         layer.hm_prepared = prepared
         layer.hm_gather = sw.gather
+        compile_in_background(prepared)   # (while vLLM loads the other layers: jit/background.py)
         # keep the canonical tensors visible to vLLM (device moves, memory accounting)
         layer.register_buffer("hm_qweight", prepared.qw.qweight, persistent=False)
 

@@ -680,6 +680,17 @@ class GemmLayer:
                     out.append(_spec(self.fp, c, self.dtype, self.arch, str(self.desc)))
         return out
 
+    def compile_in_background(self):
+        """Start compiling the kernels warmup() would (every M bucket's, the alternatives its plans may launch, the
+        prefill path's expansion kernel) on the background compile thread (jit.background), without loading them:
+        the calls that need them later find them cached.  Returns the Future, or None (off, strict mode, or nothing
+        new to compile)."""
+        from ..jit.background import compile_in_background
+
+        from .dequant_weight import dequant_spec
+
+        return compile_in_background(self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))])
+
     def warmup(self):
         """Compile (in parallel) and load the kernels of every M bucket."""
         from ..jit import compile_many

@@ -20,7 +20,7 @@ from ..desc import ActDesc, DescError
 from ..qweight import QuantizedWeight
 from .. import reference
 
-__all__ = ["PreparedLinear", "prepare_linear", "humming_linear"]
+__all__ = ["PreparedLinear", "prepare_linear", "humming_linear", "compile_in_background"]
 
 
 # Prepared layers are registered under an integer handle so that a torch custom op -- which cannot take Python
@@ -118,6 +118,15 @@ def prepare_linear(qw: QuantizedWeight, act: Optional[ActDesc] = None, out_dtype
         pl.kernel = gemm.GemmLayer(qw, act, out_dtype)
     pl.backend = "kernel"
     return pl
+
+
+def compile_in_background(pl: PreparedLinear):
+    """Start compiling a prepared layer's kernels on the background compile thread (vllm_humming.jit.background:
+    opt-in, ``HUMMING_JIT_BACKGROUND=1``; never in strict mode); the vLLM integration calls it for every layer once
+    its weights are prepared.  None when it is off, and for layers on the plain-torch path."""
+    if pl.backend != "kernel" or pl.kernel is None:
+        return None
+    return pl.kernel.compile_in_background()
 
 
 def humming_linear(x: torch.Tensor, pl: PreparedLinear) -> torch.Tensor:
