@@ -95,3 +95,25 @@ def test_forked_child_starts_with_no_pool():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     fut.result(timeout=120)
+
+
+def test_bad_input_is_refused_where_it_is_given():
+    """Wrong argument types raise in the caller's thread (the worker thread could only log them), naming what was
+    given; a single spec is accepted as a one-spec batch."""
+    with pytest.raises(TypeError, match="takes KernelSpecs, got str"):
+        background.compile_in_background(["humming_bg_not_a_spec"])
+    fut = background.compile_in_background(_spec("humming_bg_single"))
+    assert [a.spec.name for a in fut.result(timeout=120)] == ["humming_bg_single"]
+    from vllm_humming.ops import compile_in_background
+
+    with pytest.raises(TypeError, match="takes the PreparedLinear that prepare_linear returned, got dict"):
+        compile_in_background({})
+    # a layer on the plain-torch path (weights on the CPU) has no kernels to compile
+    import torch
+
+    from vllm_humming.desc import WeightDesc
+    from vllm_humming.ops import prepare_linear
+    from vllm_humming.reference import quantize_weight
+
+    pl = prepare_linear(quantize_weight(torch.randn(64, 128), WeightDesc.parse("w:uint4b8,s:g128:bfloat16")))
+    assert pl.backend != "kernel" and compile_in_background(pl) is None

@@ -77,6 +77,10 @@ def compile_in_background(specs: Sequence[KernelSpec]) -> Optional[Future]:
     their ``compile_many`` (its result: the artifacts, or None after a failure), or None when background compilation is
     off or every spec was already submitted."""
     global _pool
+    specs = list(specs) if not isinstance(specs, KernelSpec) else [specs]
+    bad = [s for s in specs if not isinstance(s, KernelSpec)]
+    if bad:   # (here, not on the worker thread, where the error would only be logged)
+        raise TypeError(f"compile_in_background takes KernelSpecs, got {type(bad[0]).__name__}: {bad[0]!r:.80}")
     if not background_enabled():
         return None
     with _lock:

@@ -680,24 +680,26 @@ class GemmLayer:
                     out.append(_spec(self.fp, c, self.dtype, self.arch, str(self.desc)))
         return out
 
-    def compile_in_background(self):
-        """Start compiling the kernels warmup() would (every M bucket's, the alternatives its plans may launch, the
-        prefill path's expansion kernel) on the background compile thread (jit.background), without loading them:
-        the calls that need them later find them cached.  Returns the Future, or None (off, strict mode, or nothing
-        new to compile)."""
-        from ..jit.background import compile_in_background
-
+    def all_specs(self) -> List:
+        """Every kernel this layer may launch: each M bucket's choice, the alternatives its plans may launch instead,
+        and the prefill path's expansion kernel -- what warmup() and compile_in_background() compile."""
         from .dequant_weight import dequant_spec
 
-        return compile_in_background(self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))])
+        return self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))]
+
+    def compile_in_background(self):
+        """Start compiling all_specs() on the background compile thread (jit.background), without loading them: the
+        calls that need them later find them cached.  Returns the Future, or None (off, strict mode, or nothing new to
+        compile)."""
+        from ..jit.background import compile_in_background
+
+        return compile_in_background(self.all_specs())
 
     def warmup(self):
         """Compile (in parallel) and load the kernels of every M bucket."""
         from ..jit import compile_many
 
-        from .dequant_weight import dequant_spec
-
-        compile_many(self.specs() + [dequant_spec(self.fp, self.dtype, self.arch, str(self.desc))])
+        compile_many(self.all_specs())
         for b in self._kernel_buckets():
             self._bucket(b)
             for tag, _ in self._alternatives(self._choice(b)):

@@ -124,6 +124,9 @@ def compile_in_background(pl: PreparedLinear):
     """Start compiling a prepared layer's kernels on the background compile thread (vllm_humming.jit.background:
     opt-in, ``HUMMING_JIT_BACKGROUND=1``; never in strict mode); the vLLM integration calls it for every layer once
     its weights are prepared.  None when it is off, and for layers on the plain-torch path."""
+    if not isinstance(pl, PreparedLinear):
+        raise TypeError(f"compile_in_background takes the PreparedLinear that prepare_linear returned, got "
+                        f"{type(pl).__name__}")
     if pl.backend != "kernel" or pl.kernel is None:
         return None
     return pl.kernel.compile_in_background()
