@@ -290,6 +290,7 @@ def test_prepare_linear_end_to_end_on_the_emulation(emulated, layer):
     pl = prepare_linear(qw, act if act.quantized else None, out_dtype=dtype, static_act_scale=st)
     assert pl.backend == "kernel", pl.fallback_reason
     assert isinstance(pl.kernel, QuantActGemm) == act.quantized
+    before = set(built)
     for m in (1, 17, 64):
         x = torch.randn(m, k, generator=g).to(dtype)
         out = torch.full((m, n), float("nan"), dtype=dtype)
@@ -300,6 +301,9 @@ def test_prepare_linear_end_to_end_on_the_emulation(emulated, layer):
         assert rel < 1.5e-2, f"{wname} {aname} M={m}: rel err {rel:.3e} ({pl.kernel.plan_info.get(m)})"
         assert torch.equal(humming_linear(x, pl), y)
     assert any(name.startswith("humming_wna16") for name in built)
+    # what warmup() / compile_in_background() compile covers every GEMM kernel these calls built
+    gemm_built = {name for name in built if name not in before and name.startswith("humming_wna16")}
+    assert gemm_built <= {s.name for s in pl.kernel.all_specs()}, gemm_built
 
 
 @pytest.mark.parametrize("activation", ["silu", "swigluoai"])
