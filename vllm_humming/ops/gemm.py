@@ -114,7 +114,15 @@ def _device_capability(dev) -> Tuple[int, int]:
 
 
 def _device_sms(dev) -> int:
-    return torch.cuda.get_device_properties(dev).multi_processor_count
+    """The SMs a layer plans its grids for: the device's, or ``HUMMING_DEBUG_SMS`` (experiments: with
+    ``tuning.sm_reserve`` holding the rest, a kernel runs at another card's per-SM load; never above the device's)."""
+    sms = torch.cuda.get_device_properties(dev).multi_processor_count
+    forced = os.environ.get("HUMMING_DEBUG_SMS", "").strip()
+    if forced:
+        if not forced.isdigit() or not 0 < int(forced) <= sms:
+            raise DescError(f"HUMMING_DEBUG_SMS={forced!r}: expected an SM count from 1 to this device's {sms}")
+        return int(forced)
+    return sms
 
 
 def kernel_device(device, where: str) -> torch.device:

@@ -29,11 +29,17 @@ from .heuristics import KernelChoice, has_bulk, m_bucket
 PREFILL_ROW = "expand+cublas"
 
 
+# SMs held idle while replays are timed (``--reserve-sms``; tuning.sm_reserve)
+RESERVED_SMS = 0
+
+
 def time_graph(fns, replays=20):
     """us per call of one CUDA graph calling every fn once: the bench's method (vllm_humming.bench.harness: 25 ms of
     untimed replays first -- the SM clock ramps up from idle after the host-bound compile -- then back-to-back
-    replays, one event pair each, the median / len(fns))."""
+    replays, one event pair each, the median / len(fns)).  With RESERVED_SMS, the replays run while that many SMs
+    are held (tuning.sm_reserve): only the replay stream is synchronised then."""
     from ..bench.harness import DEFAULT_WARMUP_MS, time_replays
+    from .sm_reserve import reserve_sms
 
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -48,8 +54,10 @@ def time_graph(fns, replays=20):
         for f in fns:
             f()
     torch.cuda.synchronize()
-    ts = time_replays(g.replay, lambda: torch.cuda.Event(enable_timing=True), torch.cuda.synchronize, replays,
-                      warmup=1, warmup_ms=DEFAULT_WARMUP_MS)
+    cur = torch.cuda.current_stream()
+    with reserve_sms(RESERVED_SMS):
+        ts = time_replays(g.replay, lambda: torch.cuda.Event(enable_timing=True), cur.synchronize, replays,
+                          warmup=1, warmup_ms=DEFAULT_WARMUP_MS)
     return statistics.median(ts) * 1000.0 / len(fns)
 
 
@@ -116,7 +124,19 @@ def main(argv=None):
                     "HUMMING_DEBUG_SPLIT_RATIO (split-K traffic cap; smaller = more splits), e.g. 128,32,8")
     ap.add_argument("--splits", default="", help="also time every candidate with these forced split counts "
                     "(HUMMING_DEBUG_SPLITS; split-K choices only), e.g. 1,2,4,7")
+    ap.add_argument("--reserve-sms", type=int, default=0,
+                    help="hold this many SMs idle while timing and plan the layers for the rest (tuning.sm_reserve, "
+                    "HUMMING_DEBUG_SMS): e.g. 40 on an H100 puts each of its 92 other SMs under an H200's load")
     args = ap.parse_args(argv)
+    global RESERVED_SMS
+    RESERVED_SMS = args.reserve_sms
+    if args.reserve_sms:
+        import os
+
+        total = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        os.environ["HUMMING_DEBUG_SMS"] = str(total - args.reserve_sms)
+        print(f"reserving {args.reserve_sms} of {total} SMs: plans and timings on {total - args.reserve_sms}",
+              flush=True)
     # variants per candidate: the heuristic plan, then (env knob, value, label suffix) overrides
     variants = [None] + [("HUMMING_DEBUG_SPLIT_RATIO", r.strip(), f"@r{r.strip()}")
                          for r in args.split_ratios.split(",") if r.strip()] \

@@ -1,0 +1,19 @@
+"""Check vllm_humming.tuning.sm_reserve on a GPU: a compute-bound matmul must slow down about as SMs are held
+(132 -> 92 SMs: ~1.43x), a device copy (HBM-bound) much less.  Prints us per call for each reservation."""
+import sys
+
+import torch
+
+from vllm_humming.tuning import sweep
+
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+src = torch.empty(1 << 28, device="cuda", dtype=torch.uint8)
+dst = torch.empty_like(src)
+total = torch.cuda.get_device_properties(0).multi_processor_count
+for n in [int(v) for v in (sys.argv[1] if len(sys.argv) > 1 else "0,40,66").split(",")]:
+    sweep.RESERVED_SMS = n
+    t_mm = sweep.time_graph([lambda: torch.mm(a, b)], replays=10)
+    t_cp = sweep.time_graph([lambda: dst.copy_(src)], replays=10)
+    print(f"reserve {n:3d} ({total - n} SMs left): mm 8192^3 {t_mm:9.1f} us ({2 * 8192**3 / t_mm / 1e6:.0f} TFLOP/s)"
+          f" | copy 256 MB {t_cp:8.1f} us ({2 * src.numel() / t_cp / 1e6:.2f} TB/s)", flush=True)
