@@ -14,4 +14,6 @@ if grep -q H200 "$OUT/device.txt"; then
   exit 0
 fi
 sweep_case bulk_r40 $I4 12,16 $WIDE $B --reserve-sms 40
+# calibration of the emulation on the wide layer: the H200's own M=1 plan kernel (17.51 us there) with 40 held
+sweep_case m1_r40 $I4 1 28672x4096 bt8_wn14_tm1_wk2_ak256_s4_x16_direct,bt8_wn4_tm2_wk2_ak256_s4_x16_direct --reserve-sms 40
 sweep_case bulk_r0 $I4 12,16 $WIDE $B
