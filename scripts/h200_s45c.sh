@@ -6,14 +6,12 @@
 . scripts/h200_setup.sh
 call_results c
 B=bt16_wn8_tm2_wk1_ak2_s6_tma_bulk_wgmma,bt16_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma,bt16_wn8_tm2_wk1_ak2_s8_tma_bulk_wgmma,bt16_wn8_tm2_wk1_ak1_s12_tma_bulk_wgmma,bt16_wn8_tm1_wk1_ak2_s8_tma_bulk_wgmma,bt16_wn4_tm2_wk1_ak2_s8_tma_bulk_wgmma,bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma,bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma
-WIDE=28672x4096,16384x4096,57344x8192
-export SWEEP_TIMEOUT=240
+WIDE=28672x4096,16384x4096
+export SWEEP_TIMEOUT=200
 if grep -q H200 "$OUT/device.txt"; then
   int4_record 200
   sweep_case bulk_h200 $I4 12,16 $SH,16384x4096,57344x8192 $B
   exit 0
 fi
-sweep_case bulk_r40 $I4 12,16 $WIDE $B --reserve-sms 40
-# calibration of the emulation on the wide layer: the H200's own M=1 plan kernel (17.51 us there) with 40 held
-sweep_case m1_r40 $I4 1 28672x4096 bt8_wn14_tm1_wk2_ak256_s4_x16_direct,bt8_wn4_tm2_wk2_ak256_s4_x16_direct --reserve-sms 40
-sweep_case bulk_r0 $I4 12,16 $WIDE $B
+sweep_case bulk_r40 $I4 16 $WIDE $B --reserve-sms 40
+sweep_case bulk_r0 $I4 16 $WIDE $B
