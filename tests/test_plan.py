@@ -426,3 +426,26 @@ def test_wgmma_ring_is_gone(cache_dir, monkeypatch):
     assert "_pf" not in info["choice"], info
     with pytest.raises(ValueError, match="mma.sync one only.*removed in session 41"):
         KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_pfr32_direct_wgmma")
+
+
+def test_wide_decode_bulk_switch(monkeypatch):
+    """HUMMING_WIDE_DECODE_BULK=1 (session 45's experiment switch, off by default) puts the three-warpgroup bulk TMA
+    kernel before the 2-block cluster decode in the wide layers' 9-16-token int4 rule only: int3, narrow layers, K the
+    bulk kernel cannot run (not a multiple of 128) and the switch off keep their choices; a bad value is refused."""
+    from vllm_humming.tuning.heuristics import WIDE_DECODE_BULK, choose_kernel
+
+    def pick(bits, n, k):
+        return choose_kernel("sm_90a", 16, bits, 128, 0, 132, k=k, n=n).short()
+
+    monkeypatch.delenv("HUMMING_WIDE_DECODE_BULK", raising=False)
+    default = pick(4, 28672, 4096)
+    assert "_c2_direct_wgmma" in default
+    monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "1")
+    assert pick(4, 28672, 4096) == WIDE_DECODE_BULK.short() == "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma"
+    assert pick(4, 28672, 4160) == default                    # 65 atoms: not whole two-atom stages
+    assert pick(3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
+    assert pick(4, 6144, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
+    assert choose_kernel("sm_90a", 1, 4, 128, 0, 132, k=4096, n=28672).short() != WIDE_DECODE_BULK.short()
+    monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "2")
+    with pytest.raises(ValueError, match="HUMMING_WIDE_DECODE_BULK"):
+        pick(4, 28672, 4096)

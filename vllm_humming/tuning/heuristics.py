@@ -766,6 +766,21 @@ def cluster_defaults_enabled() -> bool:
     return env_switch("HUMMING_CLUSTER")
 
 
+# HUMMING_WIDE_DECODE_BULK=1 (experiment, off by default): the wide layers' 9-16-token int4 rule takes the
+# warp-specialized bulk kernel with three math warpgroups (a producer warpgroup keeps a 4-stage ring of 2 atoms x 384
+# rows in flight by TMA) instead of the 2-block cluster decode.  Session 45, int4 g128 M=16, us, on an H100 with 40
+# of its SMs held idle so that each of the other 92 streams at an H200's per-SM rate (tuning.sm_reserve;
+# results/2026-12-06-s45/c): 19968x4096 (the wide layer scaled to 92 SMs) 24.8 vs 27.4 for the same direct tile
+# without the cluster (the holders break clusters: 38.7), 28672x4096 31.9 vs 37.6; on the whole H100 27.3-28.1 vs
+# 26.9.  Not measured on an H200: this switch lets its bench A/B the rule.
+WIDE_DECODE_BULK = KernelChoice(16, 12, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
+
+
+def wide_decode_bulk_enabled() -> bool:
+    """HUMMING_WIDE_DECODE_BULK (default 0): see WIDE_DECODE_BULK."""
+    return env_switch("HUMMING_WIDE_DECODE_BULK", default=False)
+
+
 def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
     """Whether a one-split decode grid of `block_rows`-row blocks keeps >= 90 % of the SMs busy in its last round
     (18432 rows in 224-row blocks are 83 blocks: a third of the SMs would idle)."""
@@ -903,7 +918,10 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # again in session 12, results/h200-2026-12-01-s12/b_sweep_m16i4.txt), int3 28.6 vs 29.3; int8 (36.5 vs
             # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
             # lost.  K <= 8192 keeps the 16-row x range in shared memory.
-            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
+            c2 = KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)
+            if bits == 4 and wide_decode_bulk_enabled():
+                return [WIDE_DECODE_BULK, c2]
+            return [c2]
         if float_family and (bits == 8 or (bits == 4 and 0 < group < 32)):
             # float 8-bit codes (fp8 weight-only) and 16-column groups (NVFP4): the cp.async wgmma tile below
             # (bt16_wn8_tm2_wk1_ak1_s4_wgmma) on every layer.  Session 27, M=16, us, 6144x4096 / 28672x4096 /

@@ -52,11 +52,7 @@ struct GemmConfig {
   // registers instead of 32 * kTilesM) -- the atom-wide double buffer plus 128 accumulators outgrows the register
   // file, and ptxas then serializes every wgmma (its C7512 warning).  The dequant of step f overlaps the MMAs of
   // step f - 1 only.
-#ifdef HUMMING_DEBUG_WG_STEP_GROUPS   // experiments only: one MMA group per k16 step at any accumulator count
-  static constexpr bool kWgStepGroups = kWgmma;
-#else
   static constexpr bool kWgStepGroups = kWgmma && kTilesM * kBT >= 256;
-#endif
 
   static constexpr int kMathWarps = kWarpsN * kWarpsK;
   static constexpr int kThreads = 32 * kMathWarps;     // the cp.async kernel: every warp loads and computes
