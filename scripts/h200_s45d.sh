@@ -6,7 +6,7 @@
 # 92 SMs.  On an H200: the bench of record with the switch off and on instead of 2.
 . scripts/h200_setup.sh
 call_results d
-step 150 python3 -m pytest -q -x -m gpu tests/test_ops_gpu.py -k background tests/test_sm_reserve.py > $R/tests.log 2>&1
+step 150 python3 -m pytest -q -x -m gpu tests/test_ops_gpu.py tests/test_sm_reserve.py -k "background or reserved" > $R/tests.log 2>&1
 tail -3 $R/tests.log
 HUMMING_WIDE_DECODE_BULK=1 step 60 python3 scripts/check_choice.py w:uint4b8,s:g128:bfloat16 \
   bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma 28672x4096,20480x5120 9,12,16 2>&1 | tee $R/check_wide_bulk.log | tail -4
