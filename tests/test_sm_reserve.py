@@ -23,6 +23,20 @@ def test_reserving_no_sms_needs_no_gpu():
         assert n == 0
 
 
+@pytest.mark.parametrize("kw", [dict(n=-1), dict(n=2.5), dict(n="40"), dict(n=True), dict(n=0, sleep_ns=-1),
+                                dict(n=0, timeout_s=0)])
+def test_reserve_refuses_bad_arguments(kw):
+    with pytest.raises(ValueError, match="reserve_sms"):
+        with reserve_sms(**kw):
+            pass
+
+
+def test_reserve_refuses_a_cpu_device():
+    with pytest.raises(DescError, match="reserve_sms"):
+        with reserve_sms(4, device="cpu"):
+            pass
+
+
 def test_debug_sms_override(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: types.SimpleNamespace(multi_processor_count=132))
     monkeypatch.delenv("HUMMING_DEBUG_SMS", raising=False)

@@ -58,21 +58,16 @@ extern "C" __global__ void __launch_bounds__(32) humming_sm_reserve(int* flags, 
 }
 """
 
-_fn_cache = {}
 DEFAULT_SLEEP_NS = 0   # reserve_sms(sleep_ns=None) takes this (scripts/exp_sm_reserve.py compares both waits)
 
 
 def _kernel(device):
+    """The holding kernel on ``device`` (compile_kernel and load_kernel cache it in memory and on disk)."""
     from ..jit import KernelSpec, compile_kernel, current_arch, load_kernel
 
-    key = str(device)
-    fn = _fn_cache.get(key)
-    if fn is None:
-        arch = current_arch(device)
-        art = compile_kernel(KernelSpec(name=_NAME, source=RESERVE_KERNEL_SOURCE, arch=arch,
-                                        config={"kernel": "sm_reserve"}))
-        fn = _fn_cache[key] = load_kernel(art, device)
-    return fn
+    art = compile_kernel(KernelSpec(name=_NAME, source=RESERVE_KERNEL_SOURCE, arch=current_arch(device),
+                                    config={"kernel": "sm_reserve"}))
+    return load_kernel(art, device)
 
 
 @contextlib.contextmanager
@@ -83,10 +78,18 @@ def reserve_sms(n: int, device=None, timeout_s: float = 30.0, sleep_ns: Optional
     import torch
 
     sleep_ns = DEFAULT_SLEEP_NS if sleep_ns is None else sleep_ns
-    if n <= 0:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"reserve_sms: n is the number of SMs to hold, an int >= 0; got {n!r}")
+    if isinstance(sleep_ns, bool) or not isinstance(sleep_ns, int) or not 0 <= sleep_ns < 2**32:
+        raise ValueError(f"reserve_sms: sleep_ns is 0 (busy spin) or a __nanosleep time in ns; got {sleep_ns!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"reserve_sms: timeout_s must be > 0, got {timeout_s!r}")
+    if n == 0:
         yield 0
         return
-    dev = torch.device("cuda", torch.cuda.current_device() if device is None else torch.device(device).index)
+    from ..ops.gemm import kernel_device
+
+    dev = kernel_device(torch.cuda.current_device() if device is None else device, "reserve_sms")
     props = torch.cuda.get_device_properties(dev)
     if n >= props.multi_processor_count:
         raise ValueError(f"reserve_sms: cannot hold {n} of the {props.multi_processor_count} SMs of {props.name}")

@@ -128,6 +128,8 @@ def main(argv=None):
                     help="hold this many SMs idle while timing and plan the layers for the rest (tuning.sm_reserve, "
                     "HUMMING_DEBUG_SMS): e.g. 40 on an H100 puts each of its 92 other SMs under an H200's load")
     args = ap.parse_args(argv)
+    if args.reserve_sms < 0:
+        ap.error(f"--reserve-sms must be >= 0, got {args.reserve_sms}")
     global RESERVED_SMS
     RESERVED_SMS = args.reserve_sms
     if args.reserve_sms:
