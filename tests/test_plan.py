@@ -449,3 +449,36 @@ def test_wide_decode_bulk_switch(monkeypatch):
     monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "2")
     with pytest.raises(ValueError, match="HUMMING_WIDE_DECODE_BULK"):
         pick(4, 28672, 4096)
+
+
+def test_decode_bulk_32_rule(monkeypatch):
+    """Session 46: at 17-32 tokens 4-bit integer layers of >= DECODE_BULK_MIN_WEIGHTS weights take the bulk kernel
+    (256-row tiles from DECODE_BULK_WIDE_N rows, else 192-row), smaller layers, K not a multiple of 128, other codes,
+    other M buckets and HUMMING_DECODE_BULK=0 keep their choices; a bad value is refused."""
+    from vllm_humming.tuning.heuristics import (DECODE_BULK_32, DECODE_BULK_32_WIDE, DECODE_BULK_MIN_WEIGHTS,
+                                                DECODE_BULK_WIDE_N, choose_kernel)
+
+    def pick(n, k, bits=4, group=128, bucket=32, fam=False):
+        return choose_kernel("sm_90a", bucket, bits, group, 0, 132, k=k, n=n, float_family=fam).short()
+
+    monkeypatch.delenv("HUMMING_DECODE_BULK", raising=False)
+    direct = "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(28672, 4096) == DECODE_BULK_32_WIDE.short() == "bt32_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma"
+    assert pick(4096, 14336) == DECODE_BULK_32.short() == "bt32_wn12_tm1_wk1_ak2_s4_tma_bulk_wgmma"
+    assert pick(DECODE_BULK_WIDE_N, 8192) == DECODE_BULK_32_WIDE.short()
+    assert pick(DECODE_BULK_WIDE_N - 2, 8192) == DECODE_BULK_32.short()
+    assert pick(28672, 4096, group=0) == DECODE_BULK_32_WIDE.short()          # channel scales
+    small_n = (DECODE_BULK_MIN_WEIGHTS - 1) // 8192
+    assert pick(small_n, 8192) == direct
+    assert pick(6144, 4096) == direct and pick(4096, 7168) == direct
+    assert pick(28672, 4160) == direct                                        # 65 atoms: not whole two-atom stages
+    assert pick(28672, 4096, bits=3) == direct
+    assert pick(28672, 4096, bits=8, group=0) == direct
+    assert pick(28672, 4096, fam=True, group=32) == direct                    # MXFP4
+    assert pick(28672, 4096, group=64) == direct
+    assert "bulk" not in pick(28672, 4096, bucket=16) and "bulk" not in pick(28672, 4096, bucket=64)
+    monkeypatch.setenv("HUMMING_DECODE_BULK", "0")
+    assert pick(28672, 4096) == direct
+    monkeypatch.setenv("HUMMING_DECODE_BULK", "2")
+    with pytest.raises(ValueError, match="HUMMING_DECODE_BULK"):
+        pick(28672, 4096)

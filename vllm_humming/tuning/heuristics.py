@@ -776,6 +776,39 @@ def cluster_defaults_enabled() -> bool:
 WIDE_DECODE_BULK = KernelChoice(16, 12, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 
 
+# 17-32 tokens on big layers: the warp-specialized bulk kernel (gemm_wna16_sm90.cuh: a producer warpgroup keeps a
+# 4-stage ring of two-atom TMA copies in flight, persistent stream-K over one block per SM) instead of the direct
+# wgmma decode, whose 32-token grids of 128-row blocks run 2.5 waves on the wide layer.  Session 46, int4 g128, us, M =
+# 17 / 32 (24 / 32 for the bench shapes), plan vs the better bulk tile (results/2026-12-06-s46/c, d; an H100 -- no H200
+# came): 28672x4096 41.1 / 41.9 vs 29.3 / 29.1, 37888x3584 46.4 / 50.4 vs 33.2 / 33.3, 8192x28672 72.3 / 77.0 vs 50.1 /
+# 50.5, 10240x8192 28.4 / 29.5 vs 24.1 / 24.2, 14336x4096 23.8 / 24.8 vs 19.7 / 19.9, 4096x14336 23.1 / 24.5 vs 19.6 /
+# 19.8, 3584x18944 26.5 / 28.7 vs 22.8 / 23.6, 8192x8192 23.6 / 24.9 vs 21.2 / 21.4; the smaller layers lose (6144x4096
+# 12.0 / 12.5 vs 13.3 / 13.5, 4096x7168 12.0 / 12.7 vs 13.5 / 13.8, 2048x14336 12.3 / 12.8 vs 15.6 / 15.8, 4096x4096
+# 8.7 / 8.9 vs 11.4 / 11.6).  With 40 of the H100's SMs held (each of the rest at an H200's per-SM load, session 45)
+# the bulk kernel led by as much or more: 19968x4096 M=32 28.5 vs 41.3, 4096x14336 23.7 vs 30.2 (4352x4096 tie).
+# Rows per tile: 256 (two warpgroups of two m64 tiles) from DECODE_BULK_WIDE_N rows, else 192 (three warpgroups of
+# one m64 tile: more tiles for the 132 blocks to share).
+DECODE_BULK_MIN_WEIGHTS = 40 << 20
+DECODE_BULK_WIDE_N = 10240
+DECODE_BULK_32_WIDE = KernelChoice(32, 8, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
+DECODE_BULK_32 = KernelChoice(32, 12, 1, 1, 2, 4, "bulk", "wgmma", tma_x=True)
+
+
+def decode_bulk_enabled() -> bool:
+    """HUMMING_DECODE_BULK (default 1; 0 turns it off): the 17-32-token bulk rule (decode_bulk_32_choice)."""
+    return env_switch("HUMMING_DECODE_BULK")
+
+
+def decode_bulk_32_choice(n: int, k: int, bits: int, group: int, float_family: bool) -> Optional[KernelChoice]:
+    """The bulk tile a 17-32-token layer takes instead of the direct wgmma decode (DECODE_BULK_MIN_WEIGHTS), or None:
+    the codes it was measured on, layers of at least DECODE_BULK_MIN_WEIGHTS weights, K a multiple of the two-atom
+    stage (128 columns; other K keep the direct decode)."""
+    if (not decode_bulk_enabled() or n <= 0 or k <= 0 or k % 128 or n * k < DECODE_BULK_MIN_WEIGHTS
+            or float_family or bits != 4 or group not in (0, 128)):
+        return None
+    return DECODE_BULK_32_WIDE if n >= DECODE_BULK_WIDE_N else DECODE_BULK_32
+
+
 def wide_decode_bulk_enabled() -> bool:
     """HUMMING_WIDE_DECODE_BULK (default 0): see WIDE_DECODE_BULK."""
     return env_switch("HUMMING_WIDE_DECODE_BULK", default=False)
@@ -905,8 +938,11 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         return []
     narrow = 0 < n < WIDE_N
     if 16 < bucket <= 32:
-        # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5
-        return [KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")]
+        # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5; big layers take
+        # the bulk kernel since session 46 (decode_bulk_32_choice)
+        direct = KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")
+        bulk = decode_bulk_32_choice(n, k, bits, group, float_family)
+        return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:
