@@ -365,29 +365,41 @@ def test_wgmma_prefetch_defaults(monkeypatch):
                 _assert_graph_replays_match_eager(layer, x)
 
 
-@pytest.mark.skipif(not _wgmma_ok(), reason="the 17-32-token bulk rule serves sm_90a layers (H100/H200)")
-def test_decode_bulk_32_defaults(monkeypatch):
-    """What the heuristics launch at 17-32 tokens (heuristics.decode_bulk_32_choice, session 46): the warp-specialized
-    bulk kernel on 4-bit integer layers of >= DECODE_BULK_MIN_WEIGHTS weights -- 256-row tiles from
-    DECODE_BULK_WIDE_N rows, 192-row ones below --, the direct wgmma decode on smaller layers and where K is not whole
+@pytest.mark.skipif(not _wgmma_ok(), reason="the bulk decode rule serves sm_90a layers (H100/H200)")
+def test_decode_bulk_defaults(monkeypatch):
+    """What the heuristics launch on big layers at 9-32 tokens (heuristics.decode_bulk_choice, session 46): the
+    warp-specialized bulk kernel -- at 17-32 tokens on layers of >= DECODE_BULK_MIN_WEIGHTS weights for the measured
+    codes (256-row tiles for <= 4-bit codes from DECODE_BULK_WIDE_N rows, else 192-row), at 9-16 tokens on int4
+    layers of >= DECODE_BULK_16_MIN_WEIGHTS --, the direct wgmma decode on smaller layers and where K is not whole
     two-atom stages: the plan's own choice asserted, against the fp32 reference with bias, NaN-poisoned outputs, two
-    calls bit-identical, a CUDA graph equal to the eager calls; odd N, fp16, channel scales, integer zero points."""
-    from vllm_humming.tuning.heuristics import DECODE_BULK_32, DECODE_BULK_32_WIDE
+    calls bit-identical, a CUDA graph equal to the eager calls; odd N, fp16, channel scales, zero points, int3,
+    MXFP4, NVFP4, int8 and fp8."""
+    from vllm_humming.tuning.heuristics import DECODE_BULK_32, DECODE_BULK_32_WIDE, WIDE_DECODE_BULK
     monkeypatch.delenv("HUMMING_DECODE_BULK", raising=False)
+    monkeypatch.delenv("HUMMING_WIDE_DECODE_BULK", raising=False)
     monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
-    for desc, n, k, dtype, want in [("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16, DECODE_BULK_32_WIDE),
-                                    ("w:uint4b8,s:g128:float16", 4096, 14336, torch.float16, DECODE_BULK_32),
-                                    ("w:uint4b8,s:g128:bfloat16", 10250, 8192, torch.bfloat16, DECODE_BULK_32_WIDE),
-                                    ("w:uint4,s:g128:bfloat16,zp:int", 8190, 8192, torch.bfloat16, DECODE_BULK_32),
-                                    ("w:int4,s:channel:bfloat16", 14336, 4096, torch.bfloat16, DECODE_BULK_32_WIDE),
-                                    ("w:uint4b8,s:g128:bfloat16", 9000, 8128, torch.bfloat16, None),   # K: 127 atoms
-                                    ("w:uint4b8,s:g128:bfloat16", 4096, 7168, torch.bfloat16, None)]:  # too small
-        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, (17, 24, 32), "bulk32_default"):
+    t32, t16 = (17, 24, 32), (9, 16)
+    for desc, n, k, dtype, ms, want in [
+            ("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16, t32, DECODE_BULK_32_WIDE),
+            ("w:uint4b8,s:g128:float16", 4096, 14336, torch.float16, t32, DECODE_BULK_32),
+            ("w:uint4b8,s:g128:bfloat16", 10250, 8192, torch.bfloat16, t32, DECODE_BULK_32_WIDE),
+            ("w:uint4,s:g128:bfloat16,zp:int", 8190, 8192, torch.bfloat16, t32, DECODE_BULK_32),
+            ("w:int4,s:channel:bfloat16", 14336, 4096, torch.bfloat16, t32, DECODE_BULK_32_WIDE),
+            ("w:uint3b4,s:g128:bfloat16", 8192, 8192, torch.bfloat16, t32, DECODE_BULK_32),
+            ("w:float4_e2m1,s:g32:float8_e8m0fnu", 28672, 4096, torch.bfloat16, t32, DECODE_BULK_32_WIDE),
+            ("nvfp4", 12290, 4096, torch.bfloat16, t32, DECODE_BULK_32_WIDE),
+            ("w:uint8b128,s:channel:bfloat16", 4096, 14336, torch.float16, t32, DECODE_BULK_32),
+            ("fp8-channel", 28672, 4096, torch.bfloat16, t32, DECODE_BULK_32),
+            ("w:uint4b8,s:g128:bfloat16", 37890, 3584, torch.bfloat16, t16, WIDE_DECODE_BULK),
+            ("w:uint4b8,s:g128:bfloat16", 9000, 8128, torch.bfloat16, t32, None),   # K: 127 atoms
+            ("w:uint4b8,s:g128:bfloat16", 4096, 7168, torch.bfloat16, t32, None),   # too few weights
+            ("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16, t16, None)]:
+        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, ms, "bulk_decode_default"):
             if want is None:
                 assert chosen.endswith("_direct_wgmma"), (desc, n, k, m, chosen)
             else:
                 assert chosen == want.short(), (desc, n, k, m, chosen)
-            if m == 24:
+            if m in (16, 24):
                 _assert_graph_replays_match_eager(layer, x)
 
 

@@ -501,7 +501,7 @@ def test_session9_direct_rules():
     assert pick(16, 3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
     assert pick(32, 4, 6144, 4096) == "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
     assert pick(32, 4, 28672, 4096) == "bt32_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma"   # session 46 (decode_bulk_32_choice)
-    assert pick(32, 3, 28672, 4096) == "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    assert pick(32, 3, 28672, 4096) == "bt32_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma"
     assert pick(8, 4, 6144, 4096, group=96) == choose_kernel("sm_90a", 8, 4, 96, k=4096, n=6144,
                                                              pipeline="cp_async").short()   # g96: no direct kernel
     for arch in ("sm_80", "sm_89", "sm_120a"):

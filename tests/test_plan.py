@@ -451,34 +451,48 @@ def test_wide_decode_bulk_switch(monkeypatch):
         pick(4, 28672, 4096)
 
 
-def test_decode_bulk_32_rule(monkeypatch):
-    """Session 46: at 17-32 tokens 4-bit integer layers of >= DECODE_BULK_MIN_WEIGHTS weights take the bulk kernel
-    (256-row tiles from DECODE_BULK_WIDE_N rows, else 192-row), smaller layers, K not a multiple of 128, other codes,
-    other M buckets and HUMMING_DECODE_BULK=0 keep their choices; a bad value is refused."""
-    from vllm_humming.tuning.heuristics import (DECODE_BULK_32, DECODE_BULK_32_WIDE, DECODE_BULK_MIN_WEIGHTS,
-                                                DECODE_BULK_WIDE_N, choose_kernel)
+def test_decode_bulk_rule(monkeypatch):
+    """Session 46 (heuristics.decode_bulk_choice): at 17-32 tokens layers of >= DECODE_BULK_MIN_WEIGHTS weights take
+    the bulk kernel -- 256-row tiles for codes of <= 4 bits from DECODE_BULK_WIDE_N rows, else 192-row -- for the
+    measured codes (int3 / int4 with channel or 128-column groups and no or integer zero points, MXFP4, NVFP4, int8 /
+    fp8 with channel scales); at 9-16 tokens int4 layers of >= DECODE_BULK_16_MIN_WEIGHTS take the three-warpgroup
+    tile.  Smaller layers, K not a multiple of 128, unmeasured codes, other M buckets and HUMMING_DECODE_BULK=0 keep
+    their choices; a bad value is refused."""
+    from vllm_humming.tuning.heuristics import (DECODE_BULK_16_MIN_WEIGHTS, DECODE_BULK_32, DECODE_BULK_32_WIDE,
+                                                DECODE_BULK_MIN_WEIGHTS, DECODE_BULK_WIDE_N, WIDE_DECODE_BULK,
+                                                choose_kernel)
 
-    def pick(n, k, bits=4, group=128, bucket=32, fam=False):
-        return choose_kernel("sm_90a", bucket, bits, group, 0, 132, k=k, n=n, float_family=fam).short()
+    def pick(n, k, bits=4, group=128, bucket=32, fam=False, zero=0):
+        return choose_kernel("sm_90a", bucket, bits, group, zero, 132, k=k, n=n, float_family=fam).short()
 
     monkeypatch.delenv("HUMMING_DECODE_BULK", raising=False)
+    monkeypatch.delenv("HUMMING_WIDE_DECODE_BULK", raising=False)
     direct = "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma"
-    assert pick(28672, 4096) == DECODE_BULK_32_WIDE.short() == "bt32_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma"
-    assert pick(4096, 14336) == DECODE_BULK_32.short() == "bt32_wn12_tm1_wk1_ak2_s4_tma_bulk_wgmma"
-    assert pick(DECODE_BULK_WIDE_N, 8192) == DECODE_BULK_32_WIDE.short()
-    assert pick(DECODE_BULK_WIDE_N - 2, 8192) == DECODE_BULK_32.short()
-    assert pick(28672, 4096, group=0) == DECODE_BULK_32_WIDE.short()          # channel scales
-    small_n = (DECODE_BULK_MIN_WEIGHTS - 1) // 8192
-    assert pick(small_n, 8192) == direct
+    wide, narrow = DECODE_BULK_32_WIDE.short(), DECODE_BULK_32.short()
+    assert wide == "bt32_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma" and narrow == "bt32_wn12_tm1_wk1_ak2_s4_tma_bulk_wgmma"
+    assert pick(28672, 4096) == wide and pick(4096, 14336) == narrow
+    assert pick(12288, 4096) == wide and pick(11008, 4096) == direct          # the measured threshold
+    assert pick(DECODE_BULK_WIDE_N, 8192) == wide and pick(DECODE_BULK_WIDE_N - 2, 8192) == narrow
+    assert pick((DECODE_BULK_MIN_WEIGHTS - 1) // 8192, 8192) == direct
     assert pick(6144, 4096) == direct and pick(4096, 7168) == direct
     assert pick(28672, 4160) == direct                                        # 65 atoms: not whole two-atom stages
-    assert pick(28672, 4096, bits=3) == direct
-    assert pick(28672, 4096, bits=8, group=0) == direct
-    assert pick(28672, 4096, fam=True, group=32) == direct                    # MXFP4
-    assert pick(28672, 4096, group=64) == direct
-    assert "bulk" not in pick(28672, 4096, bucket=16) and "bulk" not in pick(28672, 4096, bucket=64)
+    for kw in (dict(group=0), dict(bits=3), dict(zero=1)):
+        assert pick(28672, 4096, **kw) == wide, kw
+    for kw in (dict(bits=8, group=0), dict(bits=8, group=0, fam=True)):    # 8-bit codes: the 192-row tile everywhere
+        assert pick(28672, 4096, **kw) == narrow, kw
+    assert pick(28672, 4096, fam=True, group=32) == wide                      # MXFP4
+    assert pick(28672, 4096, fam=True, group=16) == wide                      # NVFP4
+    for kw in (dict(group=64), dict(zero=2), dict(bits=8, group=128), dict(bits=2, group=64)):
+        assert "bulk" not in pick(28672, 4096, **kw), kw                      # not measured
+    assert "bulk" not in pick(28672, 4096, bucket=64) and "bulk" not in pick(28672, 4096, bucket=8)
+    # 9-16 tokens: the biggest int4 layers only
+    assert pick(37888, 3584, bucket=16) == WIDE_DECODE_BULK.short() == "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma"
+    assert 37888 * 3584 >= DECODE_BULK_16_MIN_WEIGHTS > 28672 * 4096
+    assert pick(28672, 4096, bucket=16) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
+    assert "bulk" not in pick(37888, 3584, bucket=16, bits=3) and "bulk" not in pick(37888, 3584, bucket=16, fam=True,
+                                                                                      group=32)
     monkeypatch.setenv("HUMMING_DECODE_BULK", "0")
-    assert pick(28672, 4096) == direct
+    assert pick(28672, 4096) == direct and "bulk" not in pick(37888, 3584, bucket=16)
     monkeypatch.setenv("HUMMING_DECODE_BULK", "2")
     with pytest.raises(ValueError, match="HUMMING_DECODE_BULK"):
         pick(28672, 4096)

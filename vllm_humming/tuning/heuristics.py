@@ -776,37 +776,72 @@ def cluster_defaults_enabled() -> bool:
 WIDE_DECODE_BULK = KernelChoice(16, 12, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 
 
-# 17-32 tokens on big layers: the warp-specialized bulk kernel (gemm_wna16_sm90.cuh: a producer warpgroup keeps a
-# 4-stage ring of two-atom TMA copies in flight, persistent stream-K over one block per SM) instead of the direct
-# wgmma decode, whose 32-token grids of 128-row blocks run 2.5 waves on the wide layer.  Session 46, int4 g128, us, M =
-# 17 / 32 (24 / 32 for the bench shapes), plan vs the better bulk tile (results/2026-12-06-s46/c, d; an H100 -- no H200
-# came): 28672x4096 41.1 / 41.9 vs 29.3 / 29.1, 37888x3584 46.4 / 50.4 vs 33.2 / 33.3, 8192x28672 72.3 / 77.0 vs 50.1 /
-# 50.5, 10240x8192 28.4 / 29.5 vs 24.1 / 24.2, 14336x4096 23.8 / 24.8 vs 19.7 / 19.9, 4096x14336 23.1 / 24.5 vs 19.6 /
-# 19.8, 3584x18944 26.5 / 28.7 vs 22.8 / 23.6, 8192x8192 23.6 / 24.9 vs 21.2 / 21.4; the smaller layers lose (6144x4096
-# 12.0 / 12.5 vs 13.3 / 13.5, 4096x7168 12.0 / 12.7 vs 13.5 / 13.8, 2048x14336 12.3 / 12.8 vs 15.6 / 15.8, 4096x4096
-# 8.7 / 8.9 vs 11.4 / 11.6).  With 40 of the H100's SMs held (each of the rest at an H200's per-SM load, session 45)
-# the bulk kernel led by as much or more: 19968x4096 M=32 28.5 vs 41.3, 4096x14336 23.7 vs 30.2 (4352x4096 tie).
-# Rows per tile: 256 (two warpgroups of two m64 tiles) from DECODE_BULK_WIDE_N rows, else 192 (three warpgroups of
-# one m64 tile: more tiles for the 132 blocks to share).
-DECODE_BULK_MIN_WEIGHTS = 40 << 20
+# Decode on big layers: the warp-specialized bulk kernel (gemm_wna16_sm90.cuh: a producer warpgroup keeps a 4-stage
+# ring of two-atom TMA copies in flight, persistent stream-K over one block per SM, so no grid waves) instead of the
+# direct wgmma decode, whose grids of 128- / 256-row blocks run whole waves plus a tail there.  Session 46, an H100 (no
+# H200 came; results/2026-12-06-s46/c-e), us, the plan vs the better bulk tile:
+# - 17-32 tokens, int4 g128, M = 17 / 32 (24 / 32 on the bench shapes): 28672x4096 41.1 / 41.9 vs 29.3 / 29.1,
+#   37888x3584 46.4 / 50.4 vs 33.2 / 33.3, 8192x28672 72.3 / 77.0 vs 50.1 / 50.5, 10240x8192 28.4 / 29.5 vs 24.1 /
+#   24.2, 14336x4096 23.8 / 24.8 vs 19.7 / 19.9, 4096x14336 23.1 / 24.5 vs 19.6 / 19.8, 3584x18944 26.5 / 28.7 vs 22.8
+#   / 23.6, 8192x8192 23.6 / 24.9 vs 21.2 / 21.4; at M=24 12288x4096 20.3 vs 17.8, 2048x28672 25.4 vs 21.3.  Layers
+#   below ~48 M weights lose (M=24: 11008x4096 16.1 vs 17.0, 4096x11008 15.7 vs 16.8, 5120x8192 15.5 vs 17.1, 3072x14336
+#   16.0 vs 18.5, 8192x4096 13.4 vs 15.1, 6144x4096 12.0 vs 13.3 at M=17, 4096x4096 8.7 vs 11.4).  The other codes at
+#   M=24 on 28672x4096 / 4096x14336 / 8192x8192 (4096x7168 loses for each): int3 g128 44.8 / 23.4 / 24.6 vs 29.9 / 19.4
+#   / 21.1, int4 g128 + int zero points 42.8 / 23.1 / 24.3 vs 31.3 / 20.0 / 22.0, MXFP4 42.4 / 23.6 / 24.3 vs 32.6 /
+#   21.1 / 23.1, NVFP4 45.4 / 24.6 / 25.6 vs 35.9 / 23.3 / 25.5, int8 channel 55.4 / 31.5 / 33.2 vs 48.0 / 28.1 / 30.9,
+#   fp8 channel 56.0 / 32.2 / 33.3 vs 47.5 / 28.2 / 30.9.  With 40 of the H100's SMs held (each of the rest at an
+#   H200's per-SM load, session 45) the bulk kernel led by as much or more: 19968x4096 M=32 28.5 vs 41.3, 4096x14336
+#   23.7 vs 30.2 (4352x4096 a tie).  Rows per tile: 256 (two warpgroups of two m64 tiles) for codes of <= 4 bits from
+#   DECODE_BULK_WIDE_N rows, else 192 (three warpgroups of one m64 tile: more tiles for the 132 blocks to share; 8-bit
+#   codes at 163 registers in the 256-row tile lose with it everywhere).
+# - 9-16 tokens, int4 g128, M=16: only the biggest layers (the 256-row direct decode's waves: 37888x3584 runs 296
+#   blocks on 264 slots): 37888x3584 38.8 vs 30.8, 8192x28672 53.0 vs 47.0, 57344x8192 127.6 vs 90.1 (three
+#   warpgroups of two m64 tiles, WIDE_DECODE_BULK); 28672x4096 (27.1 vs 28.1), 10240x8192 (20.9 vs 22.2) and 14336x4096
+#   (17.0 vs 18.2) keep the direct decode.
+# Both need K to be whole two-atom stages (128 columns); other K keep the direct decode.
+DECODE_BULK_MIN_WEIGHTS = 48 << 20          # 17-32 tokens: 12288x4096 takes it, 11008x4096 does not
+DECODE_BULK_16_MIN_WEIGHTS = 128 << 20      # 9-16 tokens: 37888x3584 takes it, 28672x4096 does not
 DECODE_BULK_WIDE_N = 10240
 DECODE_BULK_32_WIDE = KernelChoice(32, 8, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 DECODE_BULK_32 = KernelChoice(32, 12, 1, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 
 
 def decode_bulk_enabled() -> bool:
-    """HUMMING_DECODE_BULK (default 1; 0 turns it off): the 17-32-token bulk rule (decode_bulk_32_choice)."""
+    """HUMMING_DECODE_BULK (default 1; 0 turns it off): the big layers' bulk decode rule (decode_bulk_choice)."""
     return env_switch("HUMMING_DECODE_BULK")
 
 
-def decode_bulk_32_choice(n: int, k: int, bits: int, group: int, float_family: bool) -> Optional[KernelChoice]:
-    """The bulk tile a 17-32-token layer takes instead of the direct wgmma decode (DECODE_BULK_MIN_WEIGHTS), or None:
-    the codes it was measured on, layers of at least DECODE_BULK_MIN_WEIGHTS weights, K a multiple of the two-atom
-    stage (128 columns; other K keep the direct decode)."""
-    if (not decode_bulk_enabled() or n <= 0 or k <= 0 or k % 128 or n * k < DECODE_BULK_MIN_WEIGHTS
-            or float_family or bits != 4 or group not in (0, 128)):
+def decode_bulk_serves(bucket: int, bits: int, group: int, float_family: bool, zero: int = 0) -> bool:
+    """The codes the bulk decode rule was measured on (DECODE_BULK_MIN_WEIGHTS): at 17-32 tokens 3- / 4-bit integers
+    with channel or 128-column group scales and no or integer zero points, MXFP4, NVFP4, 8-bit integers and floats
+    with channel scales; at 9-16 tokens int4 with channel or 128-column groups.  ``zero`` as in choose_kernel (2: float
+    zero points, not measured)."""
+    if zero == 2:
+        return False
+    if 8 < bucket <= 16:
+        return not float_family and bits == 4 and group in (0, 128)
+    if 16 < bucket <= 32:
+        if bits == 8:
+            return group == 0
+        if float_family:
+            return bits == 4 and group in (16, 32)
+        return bits in (3, 4) and group in (0, 128)
+    return False
+
+
+def decode_bulk_choice(bucket: int, n: int, k: int, bits: int, group: int, float_family: bool,
+                       zero: int = 0) -> Optional[KernelChoice]:
+    """The bulk tile a big layer takes instead of the direct wgmma decode at 9-32 tokens (DECODE_BULK_MIN_WEIGHTS), or
+    None: the codes decode_bulk_serves, at least DECODE_BULK_MIN_WEIGHTS weights at 17-32 tokens and
+    DECODE_BULK_16_MIN_WEIGHTS at 9-16, K a multiple of the two-atom stage (128 columns)."""
+    if (not decode_bulk_enabled() or n <= 0 or k <= 0 or k % 128
+            or not decode_bulk_serves(bucket, bits, group, float_family, int(zero))):
         return None
-    return DECODE_BULK_32_WIDE if n >= DECODE_BULK_WIDE_N else DECODE_BULK_32
+    if 8 < bucket <= 16:
+        return WIDE_DECODE_BULK if n * k >= DECODE_BULK_16_MIN_WEIGHTS else None
+    if n * k < DECODE_BULK_MIN_WEIGHTS:
+        return None
+    return DECODE_BULK_32_WIDE if bits <= 4 and n >= DECODE_BULK_WIDE_N else DECODE_BULK_32
 
 
 def wide_decode_bulk_enabled() -> bool:
@@ -929,7 +964,8 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
 
 
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
-                     cluster: bool = False, sms: int = 0, prefetch: bool = True):
+                     cluster: bool = False, sms: int = 0, prefetch: bool = True, zero: int = 0,
+                     bulk_first: bool = True):
     """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
     (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
     4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
@@ -941,9 +977,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5; big layers take
         # the bulk kernel since session 46 (decode_bulk_32_choice)
         direct = KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")
-        bulk = decode_bulk_32_choice(n, k, bits, group, float_family)
+        bulk = decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
         return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
+        bulk = bulk_first and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
+        if bulk:   # (the biggest layers; the direct choices below stay as its fallbacks)
+            return [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
+                                             zero, bulk_first=False)
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:
             return [pfc]
@@ -1129,7 +1169,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
     if only not in ("bulk", "direct") or not cands:
         if not only:
             cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster, info.sms,
-                                                  prefetch)
+                                                  prefetch, int(zero))
                       if c.runs_shape(k or 64, group)]
             cands += [c for c in _eight_bit_defaults(arch, bucket, k, n, bits) if c.runs_shape(k)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
