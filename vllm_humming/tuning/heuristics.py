@@ -1462,7 +1462,7 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
     """Every choice the heuristics can emit for this (arch, bits, group, zero-point mode as in choose_kernel), under
     every pipeline setting -- what
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
-    column, never a multiple of a two-atom stage) and a long one (8192), for any N, a narrow one and two wide ones
+    column, never a multiple of a two-atom stage), 4096 and a long one (8192), for any N, a narrow one and two wide ones
     (WIDE_N, 28672), for int and float weights (``float_family`` None) or the one given, with HUMMING_CLUSTER off and
     on."""
     seen = []
@@ -1470,7 +1470,7 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
     fams = (False, True) if float_family is None else (bool(float_family),)
     for pipeline in ("",) + PIPELINES:
         for b in M_BUCKETS:
-            for k in (0, 64, 8192):
+            for k in (0, 64, 4096, 8192):   # (4096: the wide 9-16-token cluster decode, below the bulk rule)
                 for n in (0, WIDE_N // 2, WIDE_N, 28672):   # (28672: 224-row decode blocks, _direct_defaults)
                     for fam in fams:
                         for cluster in (False, True):   # HUMMING_CLUSTER off / on
