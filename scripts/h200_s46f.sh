@@ -6,13 +6,12 @@
 . scripts/h200_setup.sh
 call_results f
 if grep -q H200 "$OUT/device.txt"; then int4_record 200; pack; fi
-step 240 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_ops_gpu.py \
-  -k "decode_bulk or decode_default or wide_cluster or wide_decode or background" > $R/tests.log 2>&1
+step 150 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_ops_gpu.py -k "decode_bulk or background" > $R/tests.log 2>&1
 tail -3 $R/tests.log; pack
-BS=6144x4096,28672x4096,4096x14336,8192x8192,37888x3584
-step 150 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 16,24,32 --shapes $BS --cold none --no-eager \
+BS=6144x4096,28672x4096,4096x14336,37888x3584
+step 120 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 16,32 --shapes $BS --cold none --no-eager \
   --json $R/bench_bulk1.json > $R/bench_bulk1.log 2>&1
 grep -B2 -A9 "^== w4a16" $R/bench_bulk1.log | tail -10; pack
-HUMMING_DECODE_BULK=0 step 100 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 16,24,32 --shapes $BS \
+HUMMING_DECODE_BULK=0 step 80 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 16,32 --shapes $BS \
   --cold none --no-eager --no-upstream --json $R/bench_bulk0.json > $R/bench_bulk0.log 2>&1
 grep -A9 "^== w4a16" $R/bench_bulk0.log | tail -8; pack
