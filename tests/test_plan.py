@@ -496,3 +496,20 @@ def test_decode_bulk_rule(monkeypatch):
     monkeypatch.setenv("HUMMING_DECODE_BULK", "2")
     with pytest.raises(ValueError, match="HUMMING_DECODE_BULK"):
         pick(28672, 4096)
+
+
+def test_moe_experts_keep_the_direct_decode_on_big_layers(monkeypatch):
+    """The bulk decode rule (session 46) is a dense layer's: an expert-indexed GEMM needs one token tile per block, so
+    moe_choice passes bulk_decode=False and big experts at 9-32 tokens per expert keep the direct wgmma decode (not
+    the mma.sync cp.async kernel a bulk choice would fall back to)."""
+    from vllm_humming.desc import WeightDesc
+    from vllm_humming.ops.gemm import format_params
+    from vllm_humming.ops.moe_gemm import moe_choice
+    from vllm_humming.tuning.heuristics import choose_kernel
+
+    monkeypatch.delenv("HUMMING_DECODE_BULK", raising=False)
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    for t, (n, k) in [(24, (28672, 4096)), (32, (4096, 14336)), (17, (14336, 4096)), (16, (37888, 3584))]:
+        assert choose_kernel("sm_90a", t, 4, 128, 0, 132, k=k, n=n).bulk, (t, n, k)       # the dense layer's
+        c = moe_choice("sm_90a", t, fp, n, k, 132)
+        assert c.direct and c.wgmma and not c.bulk, (t, n, k, c.short())

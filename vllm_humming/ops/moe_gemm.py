@@ -111,8 +111,9 @@ def moe_choice(arch: str, tokens_per_expert: int, fp: FormatParams, n: int, k: i
     becomes the cp.async kernel's, and the activation tile comes by cp.async rather than a TMA map of x (the
     heuristics list each TMA tile's cp.async twin next to it)."""
     bucket = m_bucket(max(1, tokens_per_expert))
-    # (no prefetching wgmma decode: its one-block-per-SM grid rule is a dense layer's, not an expert grid's)
-    kw = dict(k=k, n=n, float_family=fp.family == "float", prefetch=False)
+    # (no prefetching wgmma decode: its one-block-per-SM grid rule is a dense layer's, not an expert grid's; no bulk
+    # decode on big layers either -- a persistent grid -- so that they keep the direct decode, not the cp.async kernel)
+    kw = dict(k=k, n=n, float_family=fp.family == "float", prefetch=False, bulk_decode=False)
     c = choose_kernel(arch, bucket, fp.bits, fp.group, fp.zero_mode, sms, **kw)
     if c.bulk:
         c = choose_kernel(arch, bucket, fp.bits, fp.group, fp.zero_mode, sms, pipeline="cp_async", **kw)

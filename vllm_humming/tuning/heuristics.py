@@ -965,7 +965,7 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
 
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
                      cluster: bool = False, sms: int = 0, prefetch: bool = True, zero: int = 0,
-                     bulk_first: bool = True):
+                     bulk_decode: bool = True):
     """The direct kernel (gemm_wna16_direct.cuh) where it measured faster than the cp.async kernels on the H200
     (session 9, results/h200-2026-12-01-s9/b_sweep_*.txt; int4 g128 unless noted; us on 6144x4096 / 28672x4096 /
     4096x14336 against the previous default).  sm_90a only: the winners use wgmma math, and the mma.sync variant was
@@ -975,15 +975,15 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
     narrow = 0 < n < WIDE_N
     if 16 < bucket <= 32:
         # 17-32 tokens ran the mma.sync cp.async kernel: 12.8-13.2 / 41.3 / 23.6 vs 18.3 / 48.3 / 26.5; big layers take
-        # the bulk kernel since session 46 (decode_bulk_32_choice)
+        # the bulk kernel since session 46 (decode_bulk_choice)
         direct = KernelChoice(32, 8, 1, 1, 256, 4, "direct", "wgmma")
-        bulk = decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
+        bulk = bulk_decode and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
         return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
-        bulk = bulk_first and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
+        bulk = bulk_decode and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
         if bulk:   # (the biggest layers; the direct choices below stay as its fallbacks)
             return [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
-                                             zero, bulk_first=False)
+                                             zero, bulk_decode=False)
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:
             return [pfc]
@@ -1134,7 +1134,7 @@ def _bulk_defaults(arch: str, bucket: int, k: int, n: int, float_family: bool = 
 
 def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int = 0, sms: int = 0,
                   k: int = 0, pipeline: str = "", n: int = 0, float_family: bool = False,
-                  cluster: Optional[bool] = None, prefetch: bool = True) -> KernelChoice:
+                  cluster: Optional[bool] = None, prefetch: bool = True, bulk_decode: bool = True) -> KernelChoice:
     """The kernel for one M bucket.  Small M streams weights with the cp.async kernel and split-K; large M uses wider
     token tiles and more rows per warp to reuse each dequantized fragment across more MMAs.
 
@@ -1149,7 +1149,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
     direct kernel and, from 65 tokens on narrow layers, the bulk wgmma kernel in the cases they measured faster
     (_direct_defaults, _bulk_defaults; ``float_family``: the weights are a float format).  ``prefetch`` False: no
     prefetching wgmma decode (wgmma_prefetch_decode_choice; its grid rule assumes one dense GEMM per launch -- the
-    expert-indexed MoE kernels pass False)."""
+    expert-indexed MoE kernels pass False).  ``bulk_decode`` False: no bulk decode on big layers at 9-32 tokens
+    (decode_bulk_choice; the MoE kernels need grids of one token tile per block and pass False)."""
     only = pipeline or os.environ.get("HUMMING_PIPELINE", "")
     info = arch_info(arch, sms)
     float_zero_small_groups = zero == 2 and 0 < group < 128     # (FLOAT_ZERO_TMA, FLOAT_ZERO_ONE_ATOM)
@@ -1169,7 +1170,7 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
     if only not in ("bulk", "direct") or not cands:
         if not only:
             cands += [c for c in _direct_defaults(arch, bucket, bits, float_family, k, n, group, use_cluster, info.sms,
-                                                  prefetch, int(zero))
+                                                  prefetch, int(zero), bulk_decode)
                       if c.runs_shape(k or 64, group)]
             cands += [c for c in _eight_bit_defaults(arch, bucket, k, n, bits) if c.runs_shape(k)]
             cands += [c for c in _bulk_defaults(arch, bucket, k, n, float_family, bits) if c.runs_shape(k)]
