@@ -766,7 +766,8 @@ def cluster_defaults_enabled() -> bool:
     return env_switch("HUMMING_CLUSTER")
 
 
-# HUMMING_WIDE_DECODE_BULK=1 (experiment, off by default): the wide layers' 9-16-token int4 rule takes the
+# HUMMING_WIDE_DECODE_BULK=1 (experiment, off by default; part of decode_bulk_choice, so HUMMING_DECODE_BULK=0 turns it
+# off too): every wide layer's (N >= WIDE_N) 9-16-token int4 rule takes the
 # warp-specialized bulk kernel with three math warpgroups (a producer warpgroup keeps a 4-stage ring of 2 atoms x 384
 # rows in flight by TMA) instead of the 2-block cluster decode.  Session 45, int4 g128 M=16, us, on an H100 with 40
 # of its SMs held idle so that each of the other 92 streams at an H200's per-SM rate (tuning.sm_reserve;
@@ -838,7 +839,9 @@ def decode_bulk_choice(bucket: int, n: int, k: int, bits: int, group: int, float
             or not decode_bulk_serves(bucket, bits, group, float_family, int(zero))):
         return None
     if 8 < bucket <= 16:
-        return WIDE_DECODE_BULK if n * k >= DECODE_BULK_16_MIN_WEIGHTS else None
+        # (HUMMING_WIDE_DECODE_BULK=1: every wide layer, the experiment of session 45)
+        big = n * k >= DECODE_BULK_16_MIN_WEIGHTS or (n >= WIDE_N and wide_decode_bulk_enabled())
+        return WIDE_DECODE_BULK if big else None
     if n * k < DECODE_BULK_MIN_WEIGHTS:
         return None
     return DECODE_BULK_32_WIDE if bits <= 4 and n >= DECODE_BULK_WIDE_N else DECODE_BULK_32
@@ -994,10 +997,7 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # again in session 12, results/h200-2026-12-01-s12/b_sweep_m16i4.txt), int3 28.6 vs 29.3; int8 (36.5 vs
             # 47.8) and MXFP4 (34.3 vs 40.0 for its direct default) lose (a_sweep_m16_*.txt); clusters of 4 / 8
             # lost.  K <= 8192 keeps the 16-row x range in shared memory.
-            c2 = KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)
-            if bits == 4 and wide_decode_bulk_enabled():
-                return [WIDE_DECODE_BULK, c2]
-            return [c2]
+            return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma", cluster=2)]
         if float_family and (bits == 8 or (bits == 4 and 0 < group < 32)):
             # float 8-bit codes (fp8 weight-only) and 16-column groups (NVFP4): the cp.async wgmma tile below
             # (bt16_wn8_tm2_wk1_ak1_s4_wgmma) on every layer.  Session 27, M=16, us, 6144x4096 / 28672x4096 /
