@@ -27,7 +27,7 @@ if grep -q H200 "$OUT/device.txt"; then
   W1=bt8_wn14_tm1_wk2_ak256_s4_x16_direct,bt8_wn14_tm1_wk2_ak256_s4_pfr64_x16_direct,bt8_wn14_tm1_wk2_ak256_s4_pfr96_x16_direct,bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma
   SWEEP_TIMEOUT=150 sweep_case m1_wide $I4 1 28672x4096,14336x4096,37888x3584,12288x4096 $W1
 else
-  step 300 python3 -m pytest -q -m gpu tests/test_moe_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py \
+  step 300 python3 -m pytest -q -n 4 --dist load -m gpu tests/test_moe_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py \
     -k "moe or decode_bulk or wide_decode or wide_cluster or bulk_wgmma" > $R/tests.log 2>&1
   grep -E "FAILED|passed|failed" $R/tests.log | tail -8; pack
 fi
