@@ -31,3 +31,9 @@ else
     -k "moe or decode_bulk or wide_decode or wide_cluster or bulk_wgmma" > $R/tests.log 2>&1
   grep -E "FAILED|passed|failed" $R/tests.log | tail -8; pack
 fi
+# 64 tokens on long-K layers: the bulk TMA tile led the plan under an H200's per-SM load (session 45: 4096x14336 29.0
+# vs 31.1 with 40 SMs held) and lost on the whole H100 (session 46: 21.5 vs 23.2) -- the H200 decides.
+if grep -q H200 "$OUT/device.txt"; then
+  C64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma,bt64_wn12_tm1_wk1_ak2_s4_tma_bulk_wgmma,bt64_wn8_tm1_wk1_ak2_s4_tma_bulk_wgmma
+  SWEEP_TIMEOUT=120 sweep_case m64_long $I4 48,64 4096x14336,4096x11008,3584x18944 $C64
+fi
