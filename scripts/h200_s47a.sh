@@ -17,7 +17,7 @@ if grep -q H200 "$OUT/device.txt"; then
   HUMMING_DECODE_BULK=0 step 90 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 12,16,24,32 --shapes $BS \
     --cold none --no-eager --no-upstream --json $R/bench_bulk0.json > $R/bench_bulk0.log 2>&1
   grep -A9 "^== w4a16" $R/bench_bulk0.log | tail -8; pack
-  WS=28672x4096,14336x4096,10240x8192,12288x4096
+  WS=28672x4096,20480x5120,16384x4096  # N >= WIDE_N (16384): the layers the switch moves
   step 90 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,12,16 --shapes $WS --cold none --no-eager \
     --no-upstream --json $R/bench_wide0.json > $R/bench_wide0.log 2>&1
   grep -A7 "^== w4a16" $R/bench_wide0.log | tail -5
