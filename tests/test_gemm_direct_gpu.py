@@ -370,7 +370,7 @@ def test_decode_bulk_defaults(monkeypatch):
     """What the heuristics launch on big layers at 9-32 tokens (heuristics.decode_bulk_choice, session 46): the
     warp-specialized bulk kernel -- at 17-32 tokens on layers of >= DECODE_BULK_MIN_WEIGHTS weights for the measured
     codes (256-row tiles for <= 4-bit codes from DECODE_BULK_WIDE_N rows, else 192-row), at 9-16 tokens on int4
-    layers of >= DECODE_BULK_16_MIN_WEIGHTS --, the direct wgmma decode on smaller layers and where K is not whole
+    layers of >= DECODE_BULK_16_MIN_WEIGHTS or with N >= WIDE_N (session 47) --, the direct wgmma decode on smaller layers and where K is not whole
     two-atom stages: the plan's own choice asserted, against the fp32 reference with bias, NaN-poisoned outputs, two
     calls bit-identical, a CUDA graph equal to the eager calls; odd N, fp16, channel scales, zero points, int3,
     MXFP4, NVFP4, int8 and fp8."""
@@ -393,7 +393,8 @@ def test_decode_bulk_defaults(monkeypatch):
             ("w:uint4b8,s:g128:bfloat16", 37890, 3584, torch.bfloat16, t16, WIDE_DECODE_BULK),
             ("w:uint4b8,s:g128:bfloat16", 9000, 8128, torch.bfloat16, t32, None),   # K: 127 atoms
             ("w:uint4b8,s:g128:bfloat16", 4096, 7168, torch.bfloat16, t32, None),   # too few weights
-            ("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16, t16, None)]:
+            ("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16, t16, WIDE_DECODE_BULK),   # N >= WIDE_N
+            ("w:uint4b8,s:g128:bfloat16", 14336, 4096, torch.bfloat16, t16, None)]:
         for m, layer, x, chosen in _default_plans(desc, n, k, dtype, ms, "bulk_decode_default"):
             if want is None:
                 assert chosen.endswith("_direct_wgmma"), (desc, n, k, m, chosen)

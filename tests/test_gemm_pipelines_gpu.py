@@ -229,7 +229,10 @@ def test_wide_cluster_default_choices(desc, m, monkeypatch):
     summed by a 2-block cluster -- a whole-stage K, the largest K the rule takes, a K tail, odd N.  Session 43's
     prefetching decode (heuristics.wgmma_prefetch_decode_choice) comes first where one block per SM holds its whole
     weight range: on the 1088-column layer int3's 128-row ranges do (int4's 256-row grid does not), so the cluster
-    rule itself is checked with that rule off, and the precedence with it on."""
+    rule itself is checked with that rule off, and the precedence with it on.  Wide int4 layers whose K is whole
+    two-atom stages take the bulk kernel instead by default since session 47 (HUMMING_WIDE_DECODE_BULK; the bulk tests
+    check it): off here, so the cluster rule stays covered."""
+    monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "0")
     if _wgmma_ok():
         qw = quantize_weight(torch.randn(16400, 1088, device="cuda"), WeightDesc.parse(desc))
         monkeypatch.setenv("HUMMING_WG_PREFETCH", "0")

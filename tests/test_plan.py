@@ -40,6 +40,8 @@ def test_offline_plans_match_the_plans_the_h200_recorded(cache_dir, monkeypatch)
             monkeypatch.delenv(var, raising=False)
         # (recorded before the shared-memory prefetch choice of 1-2 tokens: test_smem_prefetch_plan covers that)
         monkeypatch.setenv("HUMMING_SMEM_PREFETCH", "0")
+        # (and before session 47's wide 9-16-token bulk rule: test_wide_decode_bulk_switch covers that)
+        monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "0")
         for var, value in case["env"].items():
             monkeypatch.setenv(var, value)
         key = (case["format"], n, k)
@@ -429,23 +431,29 @@ def test_wgmma_ring_is_gone(cache_dir, monkeypatch):
 
 
 def test_wide_decode_bulk_switch(monkeypatch):
-    """HUMMING_WIDE_DECODE_BULK=1 (session 45's experiment switch, off by default) puts the three-warpgroup bulk TMA
-    kernel before the 2-block cluster decode in the wide layers' 9-16-token int4 rule only: int3, narrow layers, K the
-    bulk kernel cannot run (not a multiple of 128) and the switch off keep their choices; a bad value is refused."""
-    from vllm_humming.tuning.heuristics import WIDE_DECODE_BULK, choose_kernel
+    """HUMMING_WIDE_DECODE_BULK (session 45's experiment switch, on by default since session 47's H200 A/B) puts the
+    three-warpgroup bulk TMA kernel before the 2-block cluster decode in the wide layers' (N >= WIDE_N) 9-16-token int4
+    rule only: int3, narrow layers, K the bulk kernel cannot run (not a multiple of 128), one token and the switch off
+    keep their choices; a bad value is refused."""
+    from vllm_humming.tuning.heuristics import WIDE_DECODE_BULK, WIDE_N, choose_kernel
 
     def pick(bits, n, k):
         return choose_kernel("sm_90a", 16, bits, 128, 0, 132, k=k, n=n).short()
 
+    monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "0")
+    off = pick(4, 28672, 4096)
+    assert "_c2_direct_wgmma" in off
     monkeypatch.delenv("HUMMING_WIDE_DECODE_BULK", raising=False)
-    default = pick(4, 28672, 4096)
-    assert "_c2_direct_wgmma" in default
-    monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "1")
     assert pick(4, 28672, 4096) == WIDE_DECODE_BULK.short() == "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma"
-    assert pick(4, 28672, 4160) == default                    # 65 atoms: not whole two-atom stages
+    assert pick(4, WIDE_N, 4096) == WIDE_DECODE_BULK.short() and pick(4, 20480, 5120) == WIDE_DECODE_BULK.short()
+    assert "bulk" not in pick(4, 14336, 4096) and "bulk" not in pick(4, 10240, 8192)   # measured slower (session 47)
+    assert pick(4, 28672, 4160) == off                        # 65 atoms: not whole two-atom stages
     assert pick(3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
     assert pick(4, 6144, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
     assert choose_kernel("sm_90a", 1, 4, 128, 0, 132, k=4096, n=28672).short() != WIDE_DECODE_BULK.short()
+    monkeypatch.setenv("HUMMING_DECODE_BULK", "0")             # the rule's own switch turns it off too
+    assert pick(4, 28672, 4096) == off
+    monkeypatch.delenv("HUMMING_DECODE_BULK")
     monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "2")
     with pytest.raises(ValueError, match="HUMMING_WIDE_DECODE_BULK"):
         pick(4, 28672, 4096)
@@ -485,10 +493,11 @@ def test_decode_bulk_rule(monkeypatch):
     for kw in (dict(group=64), dict(zero=2), dict(bits=8, group=128), dict(bits=2, group=64)):
         assert "bulk" not in pick(28672, 4096, **kw), kw                      # not measured
     assert "bulk" not in pick(28672, 4096, bucket=64) and "bulk" not in pick(28672, 4096, bucket=8)
-    # 9-16 tokens: the biggest int4 layers only
+    # 9-16 tokens: the biggest int4 layers, and (HUMMING_WIDE_DECODE_BULK, default on) every wide one
     assert pick(37888, 3584, bucket=16) == WIDE_DECODE_BULK.short() == "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma"
     assert 37888 * 3584 >= DECODE_BULK_16_MIN_WEIGHTS > 28672 * 4096
-    assert pick(28672, 4096, bucket=16) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
+    assert pick(28672, 4096, bucket=16) == WIDE_DECODE_BULK.short()
+    assert pick(14336, 4096, bucket=16) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
     assert "bulk" not in pick(37888, 3584, bucket=16, bits=3) and "bulk" not in pick(37888, 3584, bucket=16, fam=True,
                                                                                       group=32)
     monkeypatch.setenv("HUMMING_DECODE_BULK", "0")

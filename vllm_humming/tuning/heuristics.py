@@ -766,14 +766,15 @@ def cluster_defaults_enabled() -> bool:
     return env_switch("HUMMING_CLUSTER")
 
 
-# HUMMING_WIDE_DECODE_BULK=1 (experiment, off by default; part of decode_bulk_choice, so HUMMING_DECODE_BULK=0 turns it
-# off too): every wide layer's (N >= WIDE_N) 9-16-token int4 rule takes the
-# warp-specialized bulk kernel with three math warpgroups (a producer warpgroup keeps a 4-stage ring of 2 atoms x 384
-# rows in flight by TMA) instead of the 2-block cluster decode.  Session 45, int4 g128 M=16, us, on an H100 with 40
-# of its SMs held idle so that each of the other 92 streams at an H200's per-SM rate (tuning.sm_reserve;
-# results/2026-12-06-s45/c): 19968x4096 (the wide layer scaled to 92 SMs) 24.8 vs 27.4 for the same direct tile
-# without the cluster (the holders break clusters: 38.7), 28672x4096 31.9 vs 37.6; on the whole H100 27.3-28.1 vs
-# 26.9.  Not measured on an H200: this switch lets its bench A/B the rule.
+# HUMMING_WIDE_DECODE_BULK (default 1 since session 47; part of decode_bulk_choice, so HUMMING_DECODE_BULK=0 turns it
+# off too): every wide layer's (N >= WIDE_N) 9-16-token int4 rule takes the warp-specialized bulk kernel with three
+# math warpgroups (a producer warpgroup keeps a 4-stage ring of 2 atoms x 384 rows in flight by TMA) instead of the
+# 2-block cluster decode.  Session 47, on the H200 (results/2026-12-06-s47/b, the bench with the switch 1 / 0), int4
+# g128, us at M = 9 / 12 / 16: 28672x4096 26.0 / 26.2 / 26.2 vs 26.2 / 26.4 / 26.8, 20480x5120 24.3 / 24.4 / 24.4 vs
+# 31.4 / 31.5 / 31.8, 16384x4096 19.1 / 19.2 / 19.2 vs 21.7 / 21.3 / 19.9; narrower layers lose with it (c/: M=16
+# 14336x4096 17.6 vs 16.9, 12288x4096 16.3 vs 15.5, 10240x8192 21.6 vs 20.8), hence WIDE_N.  On the H100 the wide
+# layer loses ~4 % with it (session 46: 28.1 vs 27.1); the heuristics are per arch, and the H200 is the measure.
+# Session 45 had seen the lead under an H200's per-SM load on an H100 (tuning.sm_reserve: 19968x4096 24.8 vs 27.4).
 WIDE_DECODE_BULK = KernelChoice(16, 12, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 
 
@@ -797,11 +798,12 @@ WIDE_DECODE_BULK = KernelChoice(16, 12, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 #   codes at 163 registers in the 256-row tile lose with it everywhere).
 # - 9-16 tokens, int4 g128, M=16: only the biggest layers (the 256-row direct decode's waves: 37888x3584 runs 296
 #   blocks on 264 slots): 37888x3584 38.8 vs 30.8, 8192x28672 53.0 vs 47.0, 57344x8192 127.6 vs 90.1 (three
-#   warpgroups of two m64 tiles, WIDE_DECODE_BULK); 28672x4096 (27.1 vs 28.1), 10240x8192 (20.9 vs 22.2) and 14336x4096
-#   (17.0 vs 18.2) keep the direct decode.
+#   warpgroups of two m64 tiles, WIDE_DECODE_BULK); on the H100 28672x4096 (27.1 vs 28.1), 10240x8192 (20.9 vs
+#   22.2) and 14336x4096 (17.0 vs 18.2) kept the direct decode.  Since session 47 every layer with N >= WIDE_N takes
+#   it too (HUMMING_WIDE_DECODE_BULK, measured on the H200, above WIDE_DECODE_BULK).
 # Both need K to be whole two-atom stages (128 columns); other K keep the direct decode.
 DECODE_BULK_MIN_WEIGHTS = 48 << 20          # 17-32 tokens: 12288x4096 takes it, 11008x4096 does not
-DECODE_BULK_16_MIN_WEIGHTS = 128 << 20      # 9-16 tokens: 37888x3584 takes it, 28672x4096 does not
+DECODE_BULK_16_MIN_WEIGHTS = 128 << 20      # 9-16 tokens: 37888x3584 takes it (N >= WIDE_N: any size)
 DECODE_BULK_WIDE_N = 10240
 DECODE_BULK_32_WIDE = KernelChoice(32, 8, 2, 1, 2, 4, "bulk", "wgmma", tma_x=True)
 DECODE_BULK_32 = KernelChoice(32, 12, 1, 1, 2, 4, "bulk", "wgmma", tma_x=True)
@@ -839,7 +841,7 @@ def decode_bulk_choice(bucket: int, n: int, k: int, bits: int, group: int, float
             or not decode_bulk_serves(bucket, bits, group, float_family, int(zero))):
         return None
     if 8 < bucket <= 16:
-        # (HUMMING_WIDE_DECODE_BULK=1: every wide layer, the experiment of session 45)
+        # (HUMMING_WIDE_DECODE_BULK, default 1: every wide layer)
         big = n * k >= DECODE_BULK_16_MIN_WEIGHTS or (n >= WIDE_N and wide_decode_bulk_enabled())
         return WIDE_DECODE_BULK if big else None
     if n * k < DECODE_BULK_MIN_WEIGHTS:
@@ -848,8 +850,8 @@ def decode_bulk_choice(bucket: int, n: int, k: int, bits: int, group: int, float
 
 
 def wide_decode_bulk_enabled() -> bool:
-    """HUMMING_WIDE_DECODE_BULK (default 0): see WIDE_DECODE_BULK."""
-    return env_switch("HUMMING_WIDE_DECODE_BULK", default=False)
+    """HUMMING_WIDE_DECODE_BULK (default 1; 0 turns it off): see WIDE_DECODE_BULK."""
+    return env_switch("HUMMING_WIDE_DECODE_BULK")
 
 
 def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
