@@ -448,6 +448,9 @@ def test_wide_decode_bulk_switch(monkeypatch):
     assert pick(4, WIDE_N, 4096) == WIDE_DECODE_BULK.short() and pick(4, 20480, 5120) == WIDE_DECODE_BULK.short()
     assert "bulk" not in pick(4, 14336, 4096) and "bulk" not in pick(4, 10240, 8192)   # measured slower (session 47)
     assert pick(4, 28672, 4160) == off                        # 65 atoms: not whole two-atom stages
+    # CI compiles both: the cluster decode still runs where K is not whole stages, under the switch off and for MoE
+    from vllm_humming.tuning.heuristics import KernelChoice, all_choices
+    assert {KernelChoice.parse(off), WIDE_DECODE_BULK} <= set(all_choices("sm_90a", 4, 128, 0, False))
     assert pick(3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
     assert pick(4, 6144, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
     assert choose_kernel("sm_90a", 1, 4, 128, 0, 132, k=4096, n=28672).short() != WIDE_DECODE_BULK.short()

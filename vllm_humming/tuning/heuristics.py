@@ -8,6 +8,7 @@ N, K, bits); set ``HUMMING_PRINT_CHOICE=1`` to print every choice as it is made.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -1467,26 +1468,28 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
     CI compiles: per M bucket the choice for a K the bulk pipeline runs and for one it does not (K = 64: one atom
     column, never a multiple of a two-atom stage), 4096 and a long one (8192), for any N, a narrow one and two wide ones
     (WIDE_N, 28672), for int and float weights (``float_family`` None) or the one given, with HUMMING_CLUSTER off and
-    on."""
+    on, and with the bulk decode rule on and off (``bulk_decode``: what MoE experts launch)."""
     seen = []
     info = arch_info(arch)
     fams = (False, True) if float_family is None else (bool(float_family),)
     for pipeline in ("",) + PIPELINES:
         for b in M_BUCKETS:
-            for k in (0, 64, 4096, 8192):   # (4096: the wide 9-16-token cluster decode, below the bulk rule)
+            for k in (0, 64, 4096, 8192):
                 for n in (0, WIDE_N // 2, WIDE_N, 28672):   # (28672: 224-row decode blocks, _direct_defaults)
-                    for fam in fams:
-                        for cluster in (False, True):   # HUMMING_CLUSTER off / on
-                            c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
-                                              float_family=fam, cluster=cluster)
-                            for _, alt in plan_alternatives(c, bits):   # launched instead of c per M (ops/gemm.py)
-                                # (a layer's plan drops an alternative its format's stages cannot fit: GemmLayer.
-                                # _alternatives -- e.g. the 192-row sibling of 8-bit codes)
-                                if alt not in seen and _fits(alt, info, bits, groups_per_stage(group, alt.block_k),
-                                                             zero, group):
-                                    seen.append(alt)
-                            if c not in seen:
-                                seen.append(c)
+                    for fam, cluster, bulk in itertools.product(fams, (False, True), (True, False)):
+                        # (cluster: HUMMING_CLUSTER off / on; bulk False: the direct decodes the bulk decode rule
+                        # replaces on big layers, which MoE experts and HUMMING_DECODE_BULK=0 still launch --
+                        # e.g. the wide 9-16-token cluster decode)
+                        c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
+                                          float_family=fam, cluster=cluster, bulk_decode=bulk)
+                        for _, alt in plan_alternatives(c, bits):   # launched instead of c per M (ops/gemm.py)
+                            # (a layer's plan drops an alternative its format's stages cannot fit: GemmLayer.
+                            # _alternatives -- e.g. the 192-row sibling of 8-bit codes)
+                            if alt not in seen and _fits(alt, info, bits, groups_per_stage(group, alt.block_k),
+                                                         zero, group):
+                                seen.append(alt)
+                        if c not in seen:
+                            seen.append(c)
     # the shared-memory prefetch alternatives of one token exist per layer shape (one block of 16 / 32 / 48 rows per
     # SM: smem_prefetch_decode_choice): the narrow layers that take each
     # (and the prefetching wgmma decode choices of 3-16 tokens: wgmma_prefetch_decode_choice)
