@@ -404,6 +404,25 @@ def test_decode_bulk_defaults(monkeypatch):
                 _assert_graph_replays_match_eager(layer, x)
 
 
+@pytest.mark.skipif(not _wgmma_ok(), reason="the one-token tiles serve sm_90a layers (H100/H200)")
+def test_one_token_tiles_defaults(monkeypatch):
+    """What the plan launches at one token on wide and mid-size int4 layers with bf16 activations
+    (heuristics.one_token_tiles, session 48): the 224-row tile through its 64 KB shared-memory ring ("ring_x16") where
+    that tile is the 8-token choice, the 224-row tile with K splits ("mid_x16") on K=4096 layers of 12288-16383 rows;
+    at 2 tokens the plans of before.  Against the fp32 reference with bias, NaN-poisoned outputs, two calls
+    bit-identical, a CUDA graph equal to the eager calls; an odd N."""
+    monkeypatch.delenv("HUMMING_ONE_TOKEN_TILES", raising=False)
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    for n, want1, want2 in [(28672, "bt8_wn14_tm1_wk2_ak256_s4_pfr64_x16_direct", "bt8_wn14_tm1_wk2_ak256_s4_x16_direct"),
+                            (14336, "bt8_wn14_tm1_wk2_ak256_s4_x16_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"),
+                            (12290, "bt8_wn14_tm1_wk2_ak256_s4_x16_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma")]:
+        for m, layer, x, chosen in _default_plans("w:uint4b8,s:g128:bfloat16", n, 4096, torch.bfloat16, (1, 2),
+                                                  "one_token_tiles"):
+            assert chosen == (want1 if m == 1 else want2), (n, m, chosen)
+            if m == 1:
+                _assert_graph_replays_match_eager(layer, x)
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("m", [1, 5, 8])
 def test_splitk_8_token_ticket(m, monkeypatch):

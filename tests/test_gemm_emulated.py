@@ -436,3 +436,34 @@ def test_other_arch_choices_run_on_the_emulation(workdir, case):
     ref = reference_gemm(x[:, :512].float(), qw)
     rel = ((y.float() - ref).norm() / ref.norm()).item()
     assert rel < 1.2e-2, f"{arch} {choice.short()} M={m}: rel err {rel:.3e}"
+
+
+ONE_TOKEN_CASES = [  # (choice, N, K, SMs: the planner's K splits follow from them)
+    ("bt8_wn14_tm1_wk2_ak256_s4_x16_direct", 448, 1024, 4),        # "mid_x16": the 224-row tile, two K splits
+    ("bt8_wn14_tm1_wk2_ak256_s4_pfr64_x16_direct", 440, 4032, 2),  # "ring_x16": the ring wraps; an N tail
+]
+
+
+@pytest.mark.parametrize("case", ONE_TOKEN_CASES, ids=[c[0] for c in ONE_TOKEN_CASES])
+def test_one_token_tiles_on_the_emulation(workdir, case):
+    """heuristics.one_token_tiles' kernels as the sm_90a plan launches them (bf16 staged as fp16, the 224-row
+    tile with K splits / through its shared-memory ring) at 1 token -- and 2, beyond what the plan asks of them."""
+    from vllm_humming.tuning.heuristics import KernelChoice, one_token_tiles
+
+    short, n, k, sms = case
+    choice = KernelChoice.parse(short)
+    assert choice in [c for _, c in one_token_tiles(KernelChoice.parse("bt8_wn14_tm1_wk2_ak256_s4_direct"), 4, 28672,
+                                                    4096, False)
+                      + one_token_tiles(KernelChoice.parse("bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"), 4, 14336, 4096,
+                                        False)]
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    g = torch.Generator().manual_seed(n + k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu")
+    layer = _layer(qw, torch.bfloat16)
+    for m in (1, 2):
+        x, y, splits = _run(workdir, layer, choice, m, sms, arch="sm_90a")
+        assert not bool(torch.isnan(y).any()), f"{short} M={m}: unwritten outputs"
+        ref = reference_gemm(x[:, :k].float(), qw)
+        rel = ((y.float() - ref).norm() / ref.norm()).item()
+        assert rel < 1.2e-2, f"{short} M={m}: rel err {rel:.3e}"
+        assert splits == (2 if not choice.pf_ring else 1), splits

@@ -2,6 +2,7 @@
 cubin reader against ptxas's own report, the plan's laziness and branches with synthetic kernels, and the
 ``vllm-humming plan`` command."""
 
+import dataclasses
 import json
 import os
 import re
@@ -42,6 +43,8 @@ def test_offline_plans_match_the_plans_the_h200_recorded(cache_dir, monkeypatch)
         monkeypatch.setenv("HUMMING_SMEM_PREFETCH", "0")
         # (and before session 47's wide 9-16-token bulk rule: test_wide_decode_bulk_switch covers that)
         monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "0")
+        # (and before session 48's one-token tiles: test_one_token_tiles covers those)
+        monkeypatch.setenv("HUMMING_ONE_TOKEN_TILES", "0")
         for var, value in case["env"].items():
             monkeypatch.setenv(var, value)
         key = (case["format"], n, k)
@@ -166,8 +169,9 @@ def test_smem_prefetch_plan(cache_dir, monkeypatch):
             fit = planner.fit(8, launch.tag)
             assert 2 * (launch.smem + 1024) <= info.smem_per_sm and 2 * fit.regs * c.threads <= 65536, c.short()
         assert planner.plan(3).launches[0].choice.wgmma
-    assert OfflinePlanner("w:uint4b8,s:g128:bfloat16", 28672, 4096, "sm_90a", 132,
-                          cache_dir=cache_dir).plan(1).launches[0].choice.pf == 0
+    # (the wide layer's one-token tile streams through a shared-memory ring, _pfr64: not this prefetch grid)
+    wide = OfflinePlanner("w:uint4b8,s:g128:bfloat16", 28672, 4096, "sm_90a", 132, cache_dir=cache_dir).plan(1)
+    assert wide.launches[0].tag == "ring_x16" and wide.launches[0].choice.block_n == 224
     for desc, n, k in [("w:uint4b8,s:g128:bfloat16", 4096, 14336), ("w:uint3b4,s:g128:bfloat16", 6144, 4096),
                        ("w:float4_e2m1,s:g32:float8_e8m0fnu", 6144, 4096)]:
         assert OfflinePlanner(desc, n, k, "sm_90a", 132, cache_dir=cache_dir).plan(1).launches[0].choice.pf == 0
@@ -206,7 +210,7 @@ def test_plan_command_prints_the_plans(cache_dir, monkeypatch, capsys, tmp_path)
     out_json = tmp_path / "plans.json"
     assert main(["plan", "--shapes", "28672x4096", "--ms", "1,512,4096", "--json", str(out_json)]) == 0
     text = capsys.readouterr().out
-    assert "M=1: bt8_wn14_tm1_wk2_ak256_s4_x16_direct grid=(1, 128, 1)" in text
+    assert "M=1: bt8_wn14_tm1_wk2_ak256_s4_pfr64_x16_direct grid=(1, 128, 1)" in text
     assert "+ tail bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma grid=(2, 26, 2) splits=2" in text
     assert "396 blocks / 1 per SM = 3.00 waves" in text
     assert "M=4096: expand + cuBLAS" in text
@@ -525,3 +529,48 @@ def test_moe_experts_keep_the_direct_decode_on_big_layers(monkeypatch):
         assert choose_kernel("sm_90a", t, 4, 128, 0, 132, k=k, n=n).bulk, (t, n, k)       # the dense layer's
         c = moe_choice("sm_90a", t, fp, n, k, 132)
         assert c.direct and c.wgmma and not c.bulk, (t, n, k, c.short())
+
+
+def test_one_token_tiles(cache_dir, monkeypatch):
+    """Session 48 (heuristics.one_token_tiles): at ONE_TOKEN_TILES_MAX_M tokens, int4 layers with bf16 activations on
+    sm_90a launch the 224-row tile's ring twin where that tile is the 8-token choice (28672x4096) and the 224-row
+    tile with K splits on mid-size K=4096 layers (MID_224_MIN_N..MID_224_MAX_N rows), both as x16 twins; other token
+    counts, shapes, codes, fp16 activations and HUMMING_ONE_TOKEN_TILES=0 keep their plans; a bad value is refused."""
+    from vllm_humming.tuning.heuristics import (DECODE_224, MID_224_MAX_N, MID_224_MIN_N, ONE_TOKEN_TILES_MAX_M,
+                                                WIDE_N, all_choices, one_token_tiles)
+
+    monkeypatch.delenv("HUMMING_ONE_TOKEN_TILES", raising=False)
+    assert ONE_TOKEN_TILES_MAX_M == 1 and (MID_224_MIN_N, MID_224_MAX_N) == (12288, 14336)
+
+    def plan(n, k, m, desc="w:uint4b8,s:g128:bfloat16", dtype=torch.bfloat16):
+        return OfflinePlanner(desc, n, k, "sm_90a", 132, dtype=dtype, cache_dir=cache_dir).plan(m).launches[0]
+
+    ring = plan(28672, 4096, 1)
+    assert ring.tag == "ring_x16" and ring.choice.short() == "bt8_wn14_tm1_wk2_ak256_s4_pfr64_x16_direct"
+    assert ring.grid == (1, 128, 1)
+    assert plan(28672, 4096, 2).choice.short() == "bt8_wn14_tm1_wk2_ak256_s4_x16_direct"      # M=2: the x16 twin
+    for n, grid in ((14336, (1, 64, 2)), (12288, (1, 55, 2))):
+        mid = plan(n, 4096, 1)
+        assert mid.tag == "mid_x16" and mid.choice == dataclasses.replace(DECODE_224, x16=True), n
+        assert mid.grid == grid, (n, mid.grid)
+        assert plan(n, 4096, 2).choice.short() == "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    # not timed: narrower layers, other depths, int3, MXFP4, fp16 activations
+    assert plan(MID_224_MIN_N - 16, 4096, 1).tag == "" and plan(MID_224_MAX_N + 16, 4096, 1).tag == ""
+    assert plan(14336, 8192, 1).tag != "mid_x16" and plan(14336, 3584, 1).tag != "mid_x16"
+    assert plan(14336, 4096, 1, desc="w:uint3b4,s:g128:bfloat16").tag == ""
+    assert plan(14336, 4096, 1, desc="w:float4_e2m1,s:g32:float8_e8m0fnu").tag == ""
+    assert plan(14336, 4096, 1, dtype=torch.float16).tag == ""
+    assert plan(28672, 4096, 1, dtype=torch.float16).tag == ""
+    assert one_token_tiles(DECODE_224, 4, 28672, 4096, True) == []                         # NVFP4's 224-row tile
+    assert one_token_tiles(DECODE_224, 8, 28672, 4096, False) == []
+    assert one_token_tiles(KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma"), 4, WIDE_N, 4096, False) == []
+    # CI's compile matrix has both
+    matrix = set(all_choices("sm_90a", 4, 128, 0, False))
+    assert {ring.choice, dataclasses.replace(DECODE_224, x16=True)} <= matrix
+    assert ring.choice not in set(all_choices("sm_90a", 4, 16, 0, True))                    # (NVFP4)
+    monkeypatch.setenv("HUMMING_ONE_TOKEN_TILES", "0")
+    assert plan(28672, 4096, 1).choice.short() == "bt8_wn14_tm1_wk2_ak256_s4_x16_direct"
+    assert plan(14336, 4096, 1).choice.short() == "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma"
+    monkeypatch.setenv("HUMMING_ONE_TOKEN_TILES", "yes")
+    with pytest.raises(ValueError, match="HUMMING_ONE_TOKEN_TILES"):
+        plan(28672, 4096, 1)

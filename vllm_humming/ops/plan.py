@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (SMEM_PF_MAX_M, ArchInfo, KernelChoice, choose_direct_splits, choose_splits,
-                                 dp_tail_applies, dp_tail_split, env_int, plan_row_waves, sibling_head_split,
-                                 smem_pf_tag, split_grid_on_wave_cliff, splits_of, x16_max_m)
+from ..tuning.heuristics import (ONE_TOKEN_TILES_MAX_M, SMEM_PF_MAX_M, ArchInfo, KernelChoice,
+                                 choose_direct_splits, choose_splits, dp_tail_applies, dp_tail_split, env_int,
+                                 plan_row_waves, sibling_head_split, smem_pf_tag, split_grid_on_wave_cliff, splits_of,
+                                 x16_max_m)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -196,6 +197,10 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
     swap = ""
     if m <= SMEM_PF_MAX_M:
         swap = next((t for t in (smem_pf_tag(m) + "_x16", smem_pf_tag(m)) if t in alts), "")
+    if not swap and m <= ONE_TOKEN_TILES_MAX_M:
+        # the one-token tiles (heuristics.one_token_tiles): the 224-row tile's ring twin on wide layers, the 224-row
+        # tile with K splits on mid-size ones
+        swap = next((t for t in ("ring_x16", "mid_x16") if t in alts), "")
     if not swap and "x16" in alts and m <= x16_max_m(k64):
         swap = "x16"
     bk, tag = None, swap

@@ -17,7 +17,8 @@ from typing import Dict, List, Optional, Tuple
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
            "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
-           "smem_pf_tag", "plan_alternatives", "plan_row_waves", "split_grid_on_wave_cliff",
+           "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_row_waves",
+           "split_grid_on_wave_cliff",
            "all_choices"]
 
 
@@ -516,6 +517,50 @@ def smem_pf_tag(m: int) -> str:
     return "smem_pf" if m == 1 else f"smem_pf{m}"
 
 
+# The 224-row mma.sync decode tile: fourteen warp rows of one atom row, two K-warps (28 warps, one block per SM) --
+# the 1-8-token choice of wide int4 layers whose 224-row grid fills the SMs (_direct_defaults: spread_224) and of
+# NVFP4 / block-scaled fp8 there.
+DECODE_224 = KernelChoice(8, 14, 1, 2, 256, 4, "direct")
+
+# One-token tiles (plan_alternatives tags "ring_x16" and "mid_x16"), launched at M <= ONE_TOKEN_TILES_MAX_M -- the
+# one token count they were timed at -- for int4 with bf16 activations on sm_90a, both as x16 twins:
+# - "ring_x16": the 224-row tile's weights through a 64 KB warp-private shared-memory ring (KernelChoice.pf_ring)
+#   instead of its register ring.  28672x4096 M=1, us: H200 16.6 vs 17.5 for the plain x16 twin (results/2026-12-06-
+#   s47/b/sweep_m1_wide.txt; a 96 KB ring 17.2); H100 2-3 % faster (session 46).
+# - "mid_x16": the 224-row tile with K splits on layers of MID_224_MIN_N..MID_224_MAX_N rows and K = 4096, whose
+#   8-token choice is the 128-row wgmma decode (its one-split 224-row grid would not fill the SMs:
+#   _decode_grid_fills_sms).  M=1, us, H200 (same file): 14336x4096 12.3 (2 splits, 128 blocks) vs 15.8, 12288x4096
+#   11.7 (2 splits, 110 blocks) vs 12.3; H100 14336x4096 14.4 vs 16.2 (session 46).  Between the two every layer is
+#   one wave of 2-split blocks; narrower layers and wider ones (from 14785 rows the planner takes 3 splits, two
+#   waves of one-block-per-SM blocks) were not timed.
+# Both kernels matched the fp32 reference on an H100 in their bf16 form at M = 1..8 (results/2026-12-07-s48/a) and
+# in their x16 form on the CPU emulation (tests/test_gemm_emulated.py).  HUMMING_ONE_TOKEN_TILES=0 turns both off.
+ONE_TOKEN_TILES_MAX_M = 1
+MID_224_MIN_N, MID_224_MAX_N = 12288, 14336
+ONE_TOKEN_RING_KB = 64
+
+
+def one_token_tiles_enabled() -> bool:
+    """HUMMING_ONE_TOKEN_TILES (default 1; 0 turns it off): whether plans launch the "ring_x16" / "mid_x16" one-token
+    tiles (ONE_TOKEN_TILES_MAX_M)."""
+    return env_switch("HUMMING_ONE_TOKEN_TILES")
+
+
+def one_token_tiles(choice: "KernelChoice", bits: int, n: int, k: int,
+                    float_family: bool) -> List[Tuple[str, "KernelChoice"]]:
+    """The one-token tiles (see ONE_TOKEN_TILES_MAX_M) a layer's plan may launch instead of its 8-token choice: the
+    224-row tile's ring twin where that tile is the choice, the mid-size layers' 224-row tile where the 128-row wgmma
+    decode is; [] for other codes, shapes and choices, or with the switch off."""
+    if bits != 4 or float_family or not one_token_tiles_enabled():
+        return []
+    if choice == DECODE_224:
+        return [("ring_x16", dataclasses.replace(choice, x16=True, pf=ONE_TOKEN_RING_KB, pf_ring=True))]
+    if (choice == KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma") and MID_224_MIN_N <= n <= MID_224_MAX_N
+            and -(-k // 64) == 64):
+        return [("mid_x16", dataclasses.replace(DECODE_224, x16=True))]
+    return []
+
+
 def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int = 0, group: int = 0,
                       float_family: bool = False, sms: int = 0) -> List[Tuple[str, "KernelChoice"]]:
     """What a layer's plan may launch instead of an M bucket's choice, decided per call M (ops/gemm.py
@@ -523,8 +568,9 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
     ("x16", x16_sibling) at M <= x16_max_m(K); for the 8-token wgmma decode choice of a layer that has one (``n``,
     ``k``, ``group``, ``float_family``, ``sms``: the layer), per token count m <= SMEM_PF_MAX_M (smem_pf_tag(m):
     "smem_pf", "smem_pf2") the prefetch choice with that count's budget (smem_prefetch_decode_choice) and its x16 twin
-    (tag + "_x16").  Every alternative is compiled with the bucket's choice (specs, prewarm,
-    strict no-JIT mode, CI's all_choices).  ``bits`` (0 = not known): 8-bit codes get no wide-rows sibling -- its
+    (tag + "_x16"); and the one-token tiles "ring_x16" / "mid_x16" (one_token_tiles, launched at M <=
+    ONE_TOKEN_TILES_MAX_M).  Every alternative is compiled with the bucket's choice (specs, prewarm, strict no-JIT
+    mode, CI's all_choices).  ``bits`` (0 = not known): 8-bit codes get no wide-rows sibling -- its
     three warpgroups' 8-bit fragments run out of registers, and ptxas serializes its wgmmas ("insufficient register
     resources", C7510: int8 / e5m2 with channel scales, session 27's compile matrix; with group scales its stages do
     not fit shared memory anyway)."""
@@ -539,7 +585,7 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
             pf = smem_prefetch_decode_choice(n, k, bits, group, float_family, sms, m)
             if pf is not None:
                 out += [(smem_pf_tag(m), pf), (smem_pf_tag(m) + "_x16", dataclasses.replace(pf, x16=True))]
-    return out
+    return out + one_token_tiles(choice, bits, n, k, float_family)
 
 
 def plan_row_waves(blocks: int, slots: int, block_n: int, atoms_per_block: int) -> int:
@@ -1047,11 +1093,11 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
                 # wgmma blocks and 41.6 for the old default (4096x14336: 20.3 vs 20.7)
                 wgmma_pair = KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")
                 if group and spread_224:
-                    return [KernelChoice(8, 14, 1, 2, 256, 4, "direct"), wgmma_pair]
+                    return [DECODE_224, wgmma_pair]
                 return [wgmma_pair]
             if bits == 4 and 0 < group < 32 and spread_224:
                 # NVFP4 on wide layers: the 224-row blocks, 29.1 vs 31.0 (4096x14336 keeps the cp.async kernel: 16.8)
-                return [KernelChoice(8, 14, 1, 2, 256, 4, "direct")]
+                return [DECODE_224]
             return []
         if bits == 4:
             # 22.7 vs 22.9 on 28672x4096, 12.2 vs 12.9 on 4096x14336 (two K-warps per 128-row block)
@@ -1065,7 +1111,7 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
                 # (results/h200-2026-12-02-s20/): 20.5 vs 22.5 (b_sweep_m1_wide.txt; seven warp rows of two atom
                 # rows, 14 warps: 21.2, and 21.0 vs 22.3 in a_sweep_m1_balance.txt); the narrow layers lose with
                 # such blocks (6144x4096 8.1-9.3 vs 7.7, 4096x14336 13.6-16.0 vs 12.2).
-                return [KernelChoice(8, 14, 1, 2, 256, 4, "direct"), base]
+                return [DECODE_224, base]
             return [base]
         if bits == 8 and (n >= WIDE_N or k > 4096):
             # int8 channel: 36.3 vs 39.5 on 28672x4096, 21.0 vs 21.9 on 4096x14336 (6144x4096 loses: 12.0 vs 10.8)
@@ -1482,7 +1528,7 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                         # e.g. the wide 9-16-token cluster decode)
                         c = choose_kernel(arch, b, bits, group, zero, k=k, pipeline=pipeline, n=n,
                                           float_family=fam, cluster=cluster, bulk_decode=bulk)
-                        for _, alt in plan_alternatives(c, bits):   # launched instead of c per M (ops/gemm.py)
+                        for _, alt in plan_alternatives(c, bits, float_family=fam):   # launched instead of c per M
                             # (a layer's plan drops an alternative its format's stages cannot fit: GemmLayer.
                             # _alternatives -- e.g. the 192-row sibling of 8-bit codes)
                             if alt not in seen and _fits(alt, info, bits, groups_per_stage(group, alt.block_k),
@@ -1492,8 +1538,9 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                             seen.append(c)
     # the shared-memory prefetch alternatives of one token exist per layer shape (one block of 16 / 32 / 48 rows per
     # SM: smem_prefetch_decode_choice): the narrow layers that take each
-    # (and the prefetching wgmma decode choices of 3-16 tokens: wgmma_prefetch_decode_choice)
-    for n in (2048, 4096, 6144):
+    # (and the prefetching wgmma decode choices of 3-16 tokens: wgmma_prefetch_decode_choice; and the mid-size layers'
+    # one-token tile: one_token_tiles)
+    for n in (2048, 4096, 6144, MID_224_MIN_N):
         for fam in fams:
             for b in (1, 16):
                 c = choose_kernel(arch, b, bits, group, zero, k=4096, n=n, float_family=fam)
