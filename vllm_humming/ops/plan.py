@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (ONE_TOKEN_TILES_MAX_M, SMEM_PF_MAX_M, ArchInfo, KernelChoice,
-                                 choose_direct_splits, choose_splits, dp_tail_applies, dp_tail_split, env_int,
-                                 plan_row_waves, sibling_head_split, smem_pf_tag, split_grid_on_wave_cliff, splits_of,
-                                 x16_max_m)
+from ..tuning.heuristics import (ArchInfo, KernelChoice, choose_direct_splits, choose_splits, dp_tail_applies,
+                                 dp_tail_split, env_int, plan_row_waves, plan_swap_tags, sibling_head_split,
+                                 split_grid_on_wave_cliff, splits_of)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -194,15 +193,9 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
     # (heuristics.smem_prefetch_decode_choice, with this token count's budget; its x16 twin where the layer allows
     # it), else bf16 activations staged as fp16 for the one-shift int4 decode at 1-2 tokens (1-8 on layers deeper
     # than 4096: heuristics.x16_sibling)
-    swap = ""
-    if m <= SMEM_PF_MAX_M:
-        swap = next((t for t in (smem_pf_tag(m) + "_x16", smem_pf_tag(m)) if t in alts), "")
-    if not swap and m <= ONE_TOKEN_TILES_MAX_M:
-        # the one-token tiles (heuristics.one_token_tiles): the 224-row tile's ring twin on wide layers, the 224-row
-        # tile with K splits on mid-size ones
-        swap = next((t for t in ("ring_x16", "mid_x16") if t in alts), "")
-    if not swap and "x16" in alts and m <= x16_max_m(k64):
-        swap = "x16"
+    # (and at one token the 224-row tile's ring twin on wide layers, the 224-row tile with K splits on mid-size ones:
+    # heuristics.one_token_tiles; the order: heuristics.plan_swap_tags)
+    swap = next((t for t in plan_swap_tags(m, k64) if t in alts), "")
     bk, tag = None, swap
     if not swap or "wide_rows" in alts:
         # the bucket's own kernel: launched, or compared with its 192-row sibling.  Where a swap replaces it and no

@@ -17,7 +17,8 @@ from typing import Dict, List, Optional, Tuple
 __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "choose_kernel", "choose_splits",
            "choose_direct_splits", "direct_unit_atoms", "has_bulk", "PIPELINES", "default_prefill_m", "wave_cliff_twin",
            "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
-           "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_row_waves",
+           "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_swap_tags",
+           "plan_row_waves",
            "split_grid_on_wave_cliff",
            "all_choices"]
 
@@ -521,6 +522,9 @@ def smem_pf_tag(m: int) -> str:
 # the 1-8-token choice of wide int4 layers whose 224-row grid fills the SMs (_direct_defaults: spread_224) and of
 # NVFP4 / block-scaled fp8 there.
 DECODE_224 = KernelChoice(8, 14, 1, 2, 256, 4, "direct")
+# The 128-row wgmma decode of 1-8 tokens: one wgmma m64n8k16 warpgroup pair per 128 rows, split along K -- the
+# 8-token choice of narrow K <= 4096 layers (int3 / int4 / 4-bit floats) and of 8-bit float codes on wide or long ones.
+DECODE_WGMMA_PAIR = KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")
 
 # One-token tiles (plan_alternatives tags "ring_x16" and "mid_x16"), launched at M <= ONE_TOKEN_TILES_MAX_M -- the
 # one token count they were timed at -- for int4 with bf16 activations on sm_90a, both as x16 twins:
@@ -555,7 +559,7 @@ def one_token_tiles(choice: "KernelChoice", bits: int, n: int, k: int,
         return []
     if choice == DECODE_224:
         return [("ring_x16", dataclasses.replace(choice, x16=True, pf=ONE_TOKEN_RING_KB, pf_ring=True))]
-    if (choice == KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma") and MID_224_MIN_N <= n <= MID_224_MAX_N
+    if (choice == DECODE_WGMMA_PAIR and MID_224_MIN_N <= n <= MID_224_MAX_N
             and -(-k // 64) == 64):
         return [("mid_x16", dataclasses.replace(DECODE_224, x16=True))]
     return []
@@ -586,6 +590,19 @@ def plan_alternatives(choice: "KernelChoice", bits: int = 0, n: int = 0, k: int 
             if pf is not None:
                 out += [(smem_pf_tag(m), pf), (smem_pf_tag(m) + "_x16", dataclasses.replace(pf, x16=True))]
     return out + one_token_tiles(choice, bits, n, k, float_family)
+
+
+def plan_swap_tags(m: int, k: int) -> List[str]:
+    """The plan_alternatives tags that replace an M bucket's own kernel at m tokens of a layer of depth K, in order of
+    preference (ops/plan.py launches the first the layer has): the shared-memory prefetch grid of that token count and
+    its x16 twin (m <= SMEM_PF_MAX_M), the one-token tiles (m <= ONE_TOKEN_TILES_MAX_M), the x16 twin (m <=
+    x16_max_m(K))."""
+    tags = [smem_pf_tag(m) + "_x16", smem_pf_tag(m)] if m <= SMEM_PF_MAX_M else []
+    if m <= ONE_TOKEN_TILES_MAX_M:
+        tags += ["ring_x16", "mid_x16"]
+    if m <= x16_max_m(k):
+        tags.append("x16")
+    return tags
 
 
 def plan_row_waves(blocks: int, slots: int, block_n: int, atoms_per_block: int) -> int:
@@ -1079,7 +1096,7 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
             # rows, 8 K splits; results/h200-2026-12-01-s9/d_sweep_*_m1.txt -- the other two shapes lose for int3 /
             # MXFP4, which keep the cp.async kernel there).  NVFP4 (16-column groups) since session 27: 9.2 vs 11.7
             # (results/h200-2026-12-04-s27/b/sweep_nv_m1.txt)
-            return [KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")]
+            return [DECODE_WGMMA_PAIR]
         # (wide layers where 224-row blocks spread the rows more evenly over the SMs than 128-row ones: see bits == 4)
         spread_224 = (n >= WIDE_N and sms and _decode_grid_fills_sms(n, 224, sms)
                      and plan_row_waves(-(-n // 224), sms, 224, 1) < plan_row_waves(-(-n // 128), sms, 128, 1))
@@ -1091,10 +1108,9 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
                 # channel - / 36.5 / 20.8 vs - / 41.7 / 20.9 (6144x4096 ties: 11.8 either way); with 128x128 block
                 # scales (128-column groups) the 224-row mma.sync blocks win on the wide layer: 35.2 vs 38.9 for the
                 # wgmma blocks and 41.6 for the old default (4096x14336: 20.3 vs 20.7)
-                wgmma_pair = KernelChoice(8, 8, 1, 1, 256, 4, "direct", "wgmma")
                 if group and spread_224:
-                    return [DECODE_224, wgmma_pair]
-                return [wgmma_pair]
+                    return [DECODE_224, DECODE_WGMMA_PAIR]
+                return [DECODE_WGMMA_PAIR]
             if bits == 4 and 0 < group < 32 and spread_224:
                 # NVFP4 on wide layers: the 224-row blocks, 29.1 vs 31.0 (4096x14336 keeps the cp.async kernel: 16.8)
                 return [DECODE_224]
