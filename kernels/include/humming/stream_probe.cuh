@@ -1,0 +1,115 @@
+// humming/stream_probe.cuh -- weight-stream skeletons without math: how fast can a kernel shaped like our decode
+// kernels pull N bytes from HBM into an SM, before any dequant or MMA is added?  (vllm_humming/tuning/stream_probe.py
+// times them; NOTES session 49.)
+//
+// Why: at 16 tokens every design measured on the H200 sits at 24-29 us on the 28672x4096 int4 layer while the
+// one-token kernel streams the same bytes in 16.6 us (NOTES sessions 44-47).  The warp-specialized bulk kernel's copy
+// skeleton was never timed on the H200; a 16-token kernel built on a skeleton that cannot stream at ~3.6 TB/s cannot
+// reach the issue's 2.8x.  These probes answer that for the two ways our kernels load weights:
+//
+//   probe_ldg   every thread loads 16-byte vectors straight into registers (the "direct" decode kernels): a block owns
+//               one contiguous run of the buffer and its threads stride through it, `unroll` loads in flight each.
+//   probe_bulk  one producer thread per block fills a ring of `stages` shared-memory slots of `slot` bytes with bulk
+//               copies (`pieces` copies per slot, as our bulk kernel issues one per atom column); `cons_warps`
+//               consumer warps wait on each slot's `full` mbarrier, optionally read the slot (`touch`: every 16-byte
+//               vector once, XOR-reduced), optionally hold it for `hold_cycles` more SM cycles (a stand-in for the
+//               math), and release it on its `empty` mbarrier (one arrival per warp).  Persistent: a block owns a
+//               contiguous run of whole slots.
+//
+// Every thread XORs the words it read and folds that into sink[0] with one atomicXor at its end (a few hundred
+// atomics per block, nothing against the stream): the loads stay in the program, and sink[0] is the XOR of every word
+// streamed exactly once -- the GPU test checks that against the buffer (a skipped or doubled slot changes it).
+#pragma once
+
+#include "humming/bulk.cuh"
+
+namespace humming {
+
+HUMMING_DEVICE uint4 ld_stream_v4(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// src: n16 vectors of 16 bytes.  Block b owns [b * n16 / grid, (b + 1) * n16 / grid).
+template <int kThreads, int kUnroll>
+HUMMING_DEVICE void probe_ldg(const uint4* __restrict__ src, long long n16, uint32_t* __restrict__ sink) {
+  const long long beg = (long long)blockIdx.x * n16 / gridDim.x;
+  const long long end = (long long)(blockIdx.x + 1) * n16 / gridDim.x;
+  uint32_t acc = 0;
+  for (long long i = beg + threadIdx.x; i < end; i += (long long)kThreads * kUnroll) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long j = i + (long long)u * kThreads;
+      v[u] = j < end ? ld_stream_v4(src + j) : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  atomicXor(sink, acc);
+}
+
+// Dynamic shared memory: stages * slot bytes of ring + 2 * stages mbarriers.  Block size: (cons_warps + 1) * 32; the
+// last warp is the producer.  nslots = buffer bytes / slot; block b owns slots [b * nslots / grid, ...).
+HUMMING_DEVICE void probe_bulk(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int pieces,
+                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
+#if HUMMING_HAS_BULK
+  extern __shared__ __align__(128) uint8_t probe_smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
+  uint64_t* empty = full + stages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(full + s, 1);               // the producer's arrive.expect_tx; the copies settle the bytes
+      mbar_init(empty + s, cons_warps);     // one arrival per consumer warp
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
+  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
+  if (warp == cons_warps) {   // producer: one thread issues every copy
+    if (lane == 0) {
+      const uint32_t piece = (uint32_t)(slot / pieces);
+      const uint64_t policy = make_l2_evict_first();
+      for (long long i = 0; i < cnt; ++i) {
+        const int s = (int)(i % stages);
+        mbar_wait(empty + s, (uint32_t)(((i / stages) & 1) ^ 1));
+        mbar_arrive_expect_tx(full + s, (uint32_t)slot);
+        const uint8_t* g = src + (beg + i) * slot;
+        for (int p = 0; p < pieces; ++p)
+          bulk_copy_g2s_hint(probe_smem + (size_t)s * slot + p * piece, g + p * piece, piece, full + s, policy);
+      }
+    }
+    return;
+  }
+  uint32_t acc = 0;
+  const int vecs = slot / 16;
+  for (long long i = 0; i < cnt; ++i) {
+    const int s = (int)(i % stages);
+    mbar_wait(full + s, (uint32_t)((i / stages) & 1));
+    if (touch) {
+      const uint4* v = reinterpret_cast<const uint4*>(probe_smem + (size_t)s * slot);
+      for (int j = threadIdx.x; j < vecs; j += cons_warps * 32) {
+        const uint4 t = v[j];
+        acc ^= t.x ^ t.y ^ t.z ^ t.w;
+      }
+    }
+    if (hold_cycles) {   // SM clock cycles (the global timer ticks too coarsely for sub-microsecond holds)
+      const long long t0 = clock64();
+      while (clock64() - t0 < (long long)hold_cycles) {
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty + s);
+  }
+  atomicXor(sink, acc);
+#else
+  __trap();
+#endif
+}
+
+}  // namespace humming

@@ -1,0 +1,218 @@
+"""Time weight-stream skeletons (no dequant, no MMA) on the GPU: the rate a decode kernel's copy structure can reach.
+
+The kernels are ``kernels/include/humming/stream_probe.cuh`` (``probe_ldg``: loads straight into registers, as the
+direct decode kernels do; ``probe_bulk``: a producer thread filling a shared-memory ring with bulk copies for consumer
+warps, as the warp-specialized bulk kernel does).  Each case streams one buffer of a layer's int4 weight bytes per
+launch, over enough copies of the buffer to exceed L2, timed as the bench times a layer (one CUDA graph calling every
+copy once, 25 ms of warm-up replays, median of ``replays``; :func:`vllm_humming.tuning.sweep.time_graph`).
+
+    python -m vllm_humming.tuning.stream_probe [--sizes wide,long,small] [--json out.json]
+
+prints one line per case: the case, µs per launch and TB/s, for each buffer.  ``--cases`` picks a subset by name
+prefix (``ldg``, ``bulk``).  Why this exists: NOTES session 49.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import math
+import sys
+from dataclasses import dataclass, asdict
+from typing import Dict, List, Optional, Sequence
+
+__all__ = ["LdgCase", "BulkCase", "SIZES", "default_cases", "streamed_bytes", "probe_spec", "bulk_smem_bytes", "main"]
+
+# weight bytes of the int4 layers of the issue's table (packed codes only: N * K / 2)
+SIZES: Dict[str, int] = {
+    "wide": 28672 * 4096 // 2,    # 28672x4096
+    "long": 4096 * 14336 // 2,    # 4096x14336
+    "small": 6144 * 4096 // 2,    # 6144x4096
+}
+
+
+@dataclass(frozen=True)
+class LdgCase:
+    """probe_ldg: ``blocks_per_sm`` blocks of ``threads`` threads per SM, ``unroll`` 16-byte loads in flight per
+    thread."""
+    threads: int = 256
+    unroll: int = 8
+    blocks_per_sm: int = 2
+
+    @property
+    def name(self) -> str:
+        return f"ldg_t{self.threads}_u{self.unroll}_b{self.blocks_per_sm}"
+
+    def in_flight_per_sm(self) -> int:
+        return self.threads * self.unroll * 16 * self.blocks_per_sm
+
+
+@dataclass(frozen=True)
+class BulkCase:
+    """probe_bulk: a ring of ``stages`` slots of ``slot`` bytes, ``pieces`` bulk copies per slot, ``cons_warps``
+    consumer warps that read the slot (``touch``) and hold it ``hold`` SM cycles before releasing it;
+    ``blocks_per_sm`` persistent blocks per SM."""
+    slot: int = 16384
+    stages: int = 8
+    pieces: int = 1
+    cons_warps: int = 8
+    touch: int = 1
+    hold: int = 0
+    blocks_per_sm: int = 1
+
+    @property
+    def name(self) -> str:
+        return (f"bulk_s{self.slot // 1024}k_x{self.stages}_p{self.pieces}_w{self.cons_warps}_t{self.touch}"
+                f"_h{self.hold}_b{self.blocks_per_sm}")
+
+    def in_flight_per_sm(self) -> int:
+        return self.slot * self.stages * self.blocks_per_sm
+
+
+def bulk_smem_bytes(case: BulkCase) -> int:
+    """Dynamic shared memory of one probe_bulk block: the ring plus two mbarriers per slot."""
+    return case.slot * case.stages + 16 * case.stages
+
+
+def _check(case) -> None:
+    if isinstance(case, LdgCase):
+        if case.threads % 32 or not 32 <= case.threads <= 1024 or case.unroll < 1 or case.blocks_per_sm < 1:
+            raise ValueError(f"stream_probe: bad case {case}")
+        return
+    if case.slot % 16 or case.slot % case.pieces or (case.slot // case.pieces) % 16:
+        raise ValueError(f"stream_probe: {case.name}: the slot and each piece must be multiples of 16 bytes")
+    if not 1 <= case.cons_warps <= 31 or case.stages < 1 or case.blocks_per_sm < 1 or case.hold < 0:
+        raise ValueError(f"stream_probe: bad case {case}")
+
+
+def default_cases() -> List[object]:
+    """The sweep call D of session 49 runs: register loads at 32-128 KB in flight per SM, then bulk rings of 64-192
+    KB in 8-32 KB slots, one or four copies per slot, with and without the consumers reading the slot, and with the
+    consumers holding each slot for a math-like time."""
+    out: List[object] = [LdgCase(256, 4, 2), LdgCase(256, 8, 2), LdgCase(512, 8, 1), LdgCase(256, 8, 4),
+                         LdgCase(512, 4, 2), LdgCase(128, 16, 4)]
+    for slot, stages in ((8192, 8), (8192, 16), (16384, 4), (16384, 8), (16384, 12), (32768, 4), (32768, 6)):
+        out.append(BulkCase(slot, stages, 1, 8, 1, 0, 1))
+    out += [BulkCase(16384, 8, 4, 8, 1, 0, 1), BulkCase(16384, 8, 1, 8, 0, 0, 1), BulkCase(16384, 8, 1, 4, 1, 0, 1),
+            BulkCase(16384, 8, 1, 12, 1, 0, 1), BulkCase(8192, 6, 1, 8, 1, 0, 2), BulkCase(16384, 6, 1, 8, 1, 0, 2),
+            BulkCase(24576, 4, 2, 12, 1, 0, 1), BulkCase(24576, 8, 2, 12, 1, 0, 1)]
+    # consumers holding each 16 KB slot: 16 KB per SM at the H200's ~27 B/ns per SM is ~600 ns = ~1200 cycles
+    for hold in (400, 800, 1200):
+        out.append(BulkCase(16384, 8, 1, 8, 1, hold, 1))
+        out.append(BulkCase(16384, 12, 1, 8, 1, hold, 1))
+    return out
+
+
+def probe_spec(case, arch: str):
+    """The KernelSpec of one case's kernel (a generated one-line instantiation of stream_probe.cuh)."""
+    from ..jit import KernelSpec
+
+    _check(case)
+    if isinstance(case, LdgCase):
+        name = f"humming_probe_ldg_t{case.threads}_u{case.unroll}"
+        src = ('#include "humming/stream_probe.cuh"\n'
+               f'extern "C" __global__ void __launch_bounds__({case.threads}) {name}(const uint4* __restrict__ src, '
+               'long long n16, uint32_t* __restrict__ sink) {\n'
+               f'  humming::probe_ldg<{case.threads}, {case.unroll}>(src, n16, sink);\n}}\n')
+    else:
+        name = "humming_probe_bulk"
+        src = ('#include "humming/stream_probe.cuh"\n'
+               f'extern "C" __global__ void __launch_bounds__(1024) {name}(const uint8_t* __restrict__ src, '
+               'long long nslots, int slot, int stages, int pieces, int cons_warps, int touch, unsigned hold, '
+               'uint32_t* __restrict__ sink) {\n'
+               '  humming::probe_bulk(src, nslots, slot, stages, pieces, cons_warps, touch, hold, sink);\n}\n')
+    return KernelSpec(name=name, source=src, arch=arch, config={"kernel": "stream_probe", "case": asdict(case)})
+
+
+def streamed_bytes(case, nbytes: int) -> int:
+    """The bytes one launch of ``case`` reads from an ``nbytes`` buffer (probe_bulk streams whole slots only)."""
+    return nbytes if isinstance(case, LdgCase) else nbytes // case.slot * case.slot
+
+
+def _launcher(case, fn, buf, sink, sms: int):
+    """A zero-argument callable launching ``case`` once over ``buf`` on the current stream."""
+    nbytes = buf.numel()
+    if isinstance(case, LdgCase):
+        grid = sms * case.blocks_per_sm
+        args = (buf, ctypes.c_int64(nbytes // 16), sink)
+        return lambda: fn.launch(grid, case.threads, 0, None, args)
+    grid = sms * case.blocks_per_sm
+    smem = bulk_smem_bytes(case)
+    fn.set_max_smem(smem)
+    args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case.pieces, case.cons_warps,
+            case.touch, ctypes.c_uint32(case.hold), sink)
+    return lambda: fn.launch(grid, 32 * (case.cons_warps + 1), smem, None, args)
+
+
+def run(cases: Sequence[object], sizes: Sequence[str], replays: int = 20, min_bytes: int = 320 << 20,
+        out=sys.stdout) -> List[dict]:
+    import torch
+
+    from ..jit import compile_kernel, current_arch, load_kernel
+    from .sweep import time_graph
+
+    dev = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(dev)
+    sms = props.multi_processor_count
+    arch = current_arch(dev)
+    print(f"# stream_probe on {props.name}, {sms} SMs, {arch}", file=out)
+    rows = []
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    for size in sizes:
+        nbytes = SIZES[size]
+        copies = max(2, math.ceil(min_bytes / nbytes))
+        bufs = [torch.randint(-2**31, 2**31 - 1, (nbytes // 4,), dtype=torch.int32, device=dev).view(torch.uint8)
+                for _ in range(copies)]
+        # the device-to-device copy of one buffer (reads + writes; the bench's "copy" ceiling), same method
+        dst = [torch.empty_like(b) for b in bufs]
+        t = time_graph([lambda s=s, d=d: d.copy_(s) for s, d in zip(bufs, dst)], replays)
+        print(f"{size:>5} {nbytes / 1e6:7.2f} MB  torch copy            {t:8.2f} us  {2 * nbytes / t / 1e6:5.2f} TB/s "
+              "(read + write)", file=out)
+        rows.append({"size": size, "bytes": nbytes, "case": "torch_copy", "us": t, "tbps": 2 * nbytes / t / 1e6})
+        del dst
+        for case in cases:
+            fn = load_kernel(compile_kernel(probe_spec(case, arch)), dev)
+            try:
+                t = time_graph([_launcher(case, fn, b, sink, sms) for b in bufs], replays)
+            except Exception as e:   # one bad case (launch failure) does not end the probe
+                print(f"{size:>5} {case.name}: FAILED {type(e).__name__}: {e}", file=out)
+                rows.append({"size": size, "case": case.name, "error": str(e)})
+                if "illegal" in str(e).lower() or "launch failed" in str(e).lower():
+                    raise
+                continue
+            tbps = streamed_bytes(case, nbytes) / t / 1e6
+            print(f"{size:>5} {nbytes / 1e6:7.2f} MB  {case.name:<34} {t:8.2f} us  {tbps:5.2f} TB/s  "
+                  f"({case.in_flight_per_sm() // 1024} KB/SM in flight)", file=out)
+            rows.append({"size": size, "bytes": nbytes, "case": case.name, "us": t, "tbps": tbps,
+                         "in_flight_per_sm": case.in_flight_per_sm()})
+        out.flush()
+        del bufs
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vllm_humming.tuning.stream_probe", description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="wide,long,small", help=f"comma list of {sorted(SIZES)}")
+    ap.add_argument("--cases", default="", help="comma list of case-name prefixes to run (default: all)")
+    ap.add_argument("--replays", type=int, default=20)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    sizes = [s for s in a.sizes.split(",") if s]
+    bad = [s for s in sizes if s not in SIZES]
+    if bad:
+        ap.error(f"unknown size(s) {bad}; known: {sorted(SIZES)}")
+    cases = default_cases()
+    if a.cases:
+        pre = [p for p in a.cases.split(",") if p]
+        cases = [c for c in cases if any(c.name.startswith(p) for p in pre)]
+    rows = run(cases, sizes, a.replays)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
