@@ -8,6 +8,10 @@ call_results a
 if grep -q H200 "$OUT/device.txt"; then int4_record 300; fi
 step 150 python3 -m vllm_humming.tuning.stream_probe --json "$R/stream_probe.json" >"$R/stream_probe.txt" 2>&1
 cat "$R/stream_probe.txt" | cut -c1-110; pack
+if ! grep -q H200 "$OUT/device.txt"; then   # an H100: the same skeletons with 40 SMs held (an H200's per-SM load)
+  step 150 python3 -m vllm_humming.tuning.stream_probe --reserve-sms 40 --json "$R/stream_probe_r40.json" \
+    >"$R/stream_probe_r40.txt" 2>&1; cat "$R/stream_probe_r40.txt" | cut -c1-110; pack
+fi
 step 150 python3 -m pytest -q -m gpu tests/test_stream_probe.py tests/test_gemm_direct_gpu.py -k "one_token or stream" \
   >"$R/gpu_tests.log" 2>&1; tail -3 "$R/gpu_tests.log" | cut -c1-200; pack
 export SWEEP_TIMEOUT=100

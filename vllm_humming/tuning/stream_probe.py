@@ -146,17 +146,21 @@ def _launcher(case, fn, buf, sink, sms: int):
 
 
 def run(cases: Sequence[object], sizes: Sequence[str], replays: int = 20, min_bytes: int = 320 << 20,
-        out=sys.stdout) -> List[dict]:
+        reserve_sms: int = 0, out=sys.stdout) -> List[dict]:
+    """Time every case on every buffer size; ``reserve_sms``: hold that many SMs idle (tuning.sm_reserve) and size
+    the grids for the rest -- on an H100, 40 puts each remaining SM under an H200's per-SM load."""
     import torch
 
     from ..jit import compile_kernel, current_arch, load_kernel
+    from . import sweep
     from .sweep import time_graph
 
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
-    sms = props.multi_processor_count
+    sms = props.multi_processor_count - reserve_sms
     arch = current_arch(dev)
-    print(f"# stream_probe on {props.name}, {sms} SMs, {arch}", file=out)
+    sweep.RESERVED_SMS = reserve_sms
+    print(f"# stream_probe on {props.name}, {sms} SMs used ({reserve_sms} held idle), {arch}", file=out)
     rows = []
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
     for size in sizes:
@@ -198,6 +202,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cases", default="", help="comma list of case-name prefixes to run (default: all)")
     ap.add_argument("--replays", type=int, default=20)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--reserve-sms", type=int, default=0, help="hold this many SMs idle while timing (tuning."
+                    "sm_reserve) and size the grids for the rest")
     a = ap.parse_args(argv)
     sizes = [s for s in a.sizes.split(",") if s]
     bad = [s for s in sizes if s not in SIZES]
@@ -207,7 +213,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.cases:
         pre = [p for p in a.cases.split(",") if p]
         cases = [c for c in cases if any(c.name.startswith(p) for p in pre)]
-    rows = run(cases, sizes, a.replays)
+    if a.reserve_sms < 0:
+        ap.error(f"--reserve-sms must be >= 0, got {a.reserve_sms}")
+    try:
+        rows = run(cases, sizes, a.replays, reserve_sms=a.reserve_sms)
+    finally:
+        from . import sweep
+
+        sweep.RESERVED_SMS = 0
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
