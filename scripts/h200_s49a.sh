@@ -25,4 +25,4 @@ grep -q H200 "$OUT/device.txt" || exit 0
 sweep_case m16_small $I4 12,16 6144x4096 bt16_wn8_tm2_wk1_ak256_s2_pf64_direct_wgmma,bt16_wn4_tm2_wk1_ak256_s4_direct_wgmma,bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma,bt16_wn3_tm1_wk4_ak64_s4_pf72_x16_direct,bt16_wn3_tm1_wk4_ak64_s4_pf72_direct,bt16_wn8_tm2_wk1_ak2_s6_tma_bulk_wgmma
 sweep_case m16_long $I4 12,16 4096x14336 bt16_wn12_tm1_wk1_ak2_s4_tma_bulk_wgmma,bt16_wn4_tm2_wk2_ak256_s4_direct,bt16_wn4_tm2_wk2_ak256_s4_pfr64_direct,bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma
 ncu_case ncu_bulk16 $I4 28672 4096 16 bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
-ncu_case ncu_one1 $I4 28672 4096 1 bt8_wn14_tm1_wk2_ak256_s4_pfr64_x16_direct
+ncu_case ncu_m64_small $I4 6144 4096 64 bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma
