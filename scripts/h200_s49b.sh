@@ -9,11 +9,25 @@ probe() {  # NAME [args]
   step 150 python3 -m vllm_humming.tuning.stream_probe --json "$R/$1.json" "${@:2}" >"$R/$1.txt" 2>&1
   grep -E "torch|ldg_t256_u8_b2|bulk_s16k_x8|bulk_s32k_x4|bulk_s8k_x8" "$R/$1.txt" | cut -c1-100; pack
 }
+# whole-tile bulk grids on the wide layer at 16 tokens: 128 blocks of 224 rows (mma.sync math warps) or 112 of 256
+# (wgmma) -- one tile per block, no stream-K joins -- planned through HUMMING_DEBUG_SMS (the bulk grid = the SM count)
+WS=bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn14_tm1_wk1_ak1_s12_bulk,bt16_wn7_tm2_wk1_ak2_s8_bulk,bt16_wn14_tm1_wk1_ak4_s4_bulk
+whole_tiles() {
+  export SWEEP_TIMEOUT=100
+  HUMMING_DEBUG_SMS=128 sweep_case ws128_wide $I4 16 28672x4096 $WS
+  HUMMING_DEBUG_SMS=112 sweep_case ws112_wide $I4 16 28672x4096 bt16_wn8_tm2_wk1_ak2_s6_tma_bulk_wgmma,bt16_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma
+  sweep_case ws132_wide $I4 16 28672x4096 $WS
+  HUMMING_DEBUG_SMS=128 HUMMING_DEBUG_DEFINES=HUMMING_SKIP_MATH sweep_case ws128_skip $I4 16 28672x4096 bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn14_tm1_wk1_ak1_s12_bulk
+  HUMMING_DEBUG_SMS=128 step 60 python3 scripts/check_choice.py $I4 bt16_wn14_tm1_wk1_ak2_s8_bulk 28672x4096 9,16 > $R/check_ws.log 2>&1
+  grep -c "^OK" $R/check_ws.log; grep "^BAD" $R/check_ws.log | head -3; pack
+}
 if ! grep -q H200 "$OUT/device.txt"; then
+  whole_tiles
   probe stream_probe --cases bulk,ldg_t256_u8; probe stream_probe_r40 --reserve-sms 40 --cases bulk,ldg_t256_u8
   exit 0
 fi
 int4_record 300
+whole_tiles
 probe stream_probe
 export SWEEP_TIMEOUT=100
 export HUMMING_DEBUG_DEFINES=HUMMING_SKIP_MATH
