@@ -17,7 +17,9 @@ whole_tiles() {
   HUMMING_DEBUG_SMS=128 sweep_case ws128_wide $I4 16 28672x4096 $WS
   HUMMING_DEBUG_SMS=112 sweep_case ws112_wide $I4 16 28672x4096 bt16_wn8_tm2_wk1_ak2_s6_tma_bulk_wgmma,bt16_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma
   sweep_case ws132_wide $I4 16 28672x4096 $WS
-  HUMMING_DEBUG_SMS=128 sweep_case ws128_more $I4 16 16384x4096,20480x5120 bt16_wn8_tm1_wk1_ak2_s8_bulk,bt16_wn10_tm1_wk1_ak2_s8_bulk
+  # (128-row blocks fit two per SM: 64 "SMs" give the 128-block grid)
+  HUMMING_DEBUG_SMS=128 sweep_case ws128_more $I4 16 20480x5120 bt16_wn10_tm1_wk1_ak2_s8_bulk
+  HUMMING_DEBUG_SMS=64 sweep_case ws64_more $I4 16 16384x4096 bt16_wn8_tm1_wk1_ak2_s8_bulk
   sweep_case ws132_more $I4 16 16384x4096,20480x5120 bt16_wn8_tm1_wk1_ak2_s8_bulk
   HUMMING_DEBUG_SMS=128 HUMMING_DEBUG_DEFINES=HUMMING_SKIP_MATH sweep_case ws128_skip $I4 16 28672x4096 bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn14_tm1_wk1_ak1_s12_bulk
   HUMMING_DEBUG_SMS=128 step 60 python3 scripts/check_choice.py $I4 bt16_wn14_tm1_wk1_ak2_s8_bulk 28672x4096 9,16 > $R/check_ws.log 2>&1
