@@ -27,7 +27,7 @@ whole_tiles() {
 }
 if ! grep -q H200 "$OUT/device.txt"; then
   whole_tiles
-  probe stream_probe --cases bulk,ldg_t256_u8; probe stream_probe_r40 --reserve-sms 40 --cases bulk,ldg_t256_u8
+  probe stream_probe_r40 --reserve-sms 40 --cases bulk_s16k,ldg_t256_u8 --sizes wide
   exit 0
 fi
 int4_record 300
