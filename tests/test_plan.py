@@ -466,6 +466,60 @@ def test_wide_decode_bulk_switch(monkeypatch):
         pick(4, 28672, 4096)
 
 
+def test_whole_tile_decode_switch(monkeypatch):
+    """HUMMING_WHOLE_TILE_DECODE (session 49's experiment, off by default): where the 9-16-token bulk decode rule
+    serves a layer, an mma.sync bulk tile whose tiles fill 90-100 % of the SMs, launched as one block per tile (the
+    plan says so; no tile is split).  Layers no tile height fills (37888x3584: 148 tiles of the tallest), layers the
+    bulk rule does not serve, other M buckets, MoE (bulk_decode=False) and the switch off keep their choices; the
+    compile matrix holds every height; a bad value is refused."""
+    from vllm_humming.ops.plan import describe, plan_launches
+    from vllm_humming.tuning.heuristics import (WHOLE_TILE_WARPS_N, WIDE_DECODE_BULK, KernelChoice, all_choices,
+                                                arch_info, bulk_whole_tiles, choose_kernel, whole_tile_decode_choice)
+
+    def pick(n, k, bucket=16, **kw):
+        return choose_kernel("sm_90a", bucket, 4, 128, 0, 132, k=k, n=n, **kw)
+
+    monkeypatch.delenv("HUMMING_WHOLE_TILE_DECODE", raising=False)
+    monkeypatch.delenv("HUMMING_DECODE_BULK", raising=False)
+    monkeypatch.delenv("HUMMING_WIDE_DECODE_BULK", raising=False)
+    assert pick(28672, 4096) == WIDE_DECODE_BULK                       # off by default
+    before = {(n, k, b): pick(n, k, b).short() for n, k in ((14336, 4096), (37888, 3584), (6144, 4096))
+              for b in (1, 8, 16, 32)}
+    before_other = {b: pick(28672, 4096, b).short() for b in (1, 8, 32, 64)}
+    monkeypatch.setenv("HUMMING_WHOLE_TILE_DECODE", "1")
+    want = {(28672, 4096): 14, (16384, 4096): 8, (20480, 5120): 10}
+    info = arch_info("sm_90a", 132)
+    for (n, k), wn in want.items():
+        c = pick(n, k)
+        assert c == KernelChoice(16, wn, 1, 1, 2, 8, "bulk") == whole_tile_decode_choice(n, k, 132), (n, k, c)
+        tiles = -(-n // (16 * wn))
+        assert 0.9 * 132 <= tiles <= 132 and bulk_whole_tiles(c, tiles, 132)
+        for m in (9, 16):
+            fit = _fit(c.short(), 58, info=info)
+            plan = plan_launches(m, n, k, 4, 128, 0, info, lambda tag: fit, ())
+            assert plan.launches[0].grid == (tiles, 1, 1) and plan.info["whole_tiles"], plan.info
+            assert "one tile per block" in describe(plan)
+    assert {(n, k, b): pick(n, k, b).short() for n, k, b in before} == before   # not served / no fill / other M
+    assert {b: pick(28672, 4096, b).short() for b in before_other} == before_other
+    assert pick(28672, 4160) != WIDE_DECODE_BULK and pick(28672, 4160).pipeline == "direct"   # K: not whole stages
+    assert pick(28672, 4096, bulk_decode=False).pipeline == "direct"                        # MoE experts
+    assert whole_tile_decode_choice(28672, 4096, 100) is None and whole_tile_decode_choice(28672, 4160, 132) is None
+    # a stream-K bulk choice (wgmma, or mma.sync tiles that do not fill the SMs) keeps its persistent grid
+    assert not bulk_whole_tiles(WIDE_DECODE_BULK, 128, 132)
+    assert not bulk_whole_tiles(KernelChoice(16, 14, 1, 1, 2, 8, "bulk"), 100, 132)
+    assert not bulk_whole_tiles(KernelChoice(16, 14, 1, 1, 2, 8, "bulk"), 133, 132)
+    monkeypatch.setenv("HUMMING_DECODE_BULK", "0")                   # the bulk rule's own switch turns it off too
+    assert pick(28672, 4096).pipeline == "direct"
+    monkeypatch.delenv("HUMMING_DECODE_BULK")
+    monkeypatch.delenv("HUMMING_WHOLE_TILE_DECODE")
+    # CI compiles every height the switch can take (it is off there)
+    matrix = set(all_choices("sm_90a", 4, 128, 0, False))
+    assert {KernelChoice(16, wn, 1, 1, 2, 8, "bulk") for wn in WHOLE_TILE_WARPS_N} <= matrix
+    monkeypatch.setenv("HUMMING_WHOLE_TILE_DECODE", "2")
+    with pytest.raises(ValueError, match="HUMMING_WHOLE_TILE_DECODE"):
+        pick(28672, 4096)
+
+
 def test_decode_bulk_rule(monkeypatch):
     """Session 46 (heuristics.decode_bulk_choice): at 17-32 tokens layers of >= DECODE_BULK_MIN_WEIGHTS weights take
     the bulk kernel -- 256-row tiles for codes of <= 4 bits from DECODE_BULK_WIDE_N rows, else 192-row -- for the

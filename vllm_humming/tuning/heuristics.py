@@ -19,7 +19,7 @@ __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "ch
            "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
            "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_swap_tags",
            "plan_row_waves",
-           "split_grid_on_wave_cliff",
+           "split_grid_on_wave_cliff", "whole_tile_decode_choice", "bulk_whole_tiles",
            "all_choices"]
 
 
@@ -913,6 +913,45 @@ def decode_bulk_choice(bucket: int, n: int, k: int, bits: int, group: int, float
     return DECODE_BULK_32_WIDE if bits <= 4 and n >= DECODE_BULK_WIDE_N else DECODE_BULK_32
 
 
+# HUMMING_WHOLE_TILE_DECODE (EXPERIMENT, default 0; session 49): where the 9-16-token bulk decode rule serves a layer
+# (decode_bulk_choice), take instead an mma.sync bulk tile of 16 tokens x 16 * wn weight rows whose tiles fill one
+# wave of the SMs (WHOLE_TILE_FILL..1 of them: 28672 rows -> wn 14, 128 tiles of 224 rows; 16384 -> wn 8; 20480 ->
+# wn 10), run as one block per tile (bulk_whole_tiles: no stream-K segment ends, no parked partial tiles, no joins).
+# Why: on an H100 (session 49, call A: results/2026-12-07-s49/a, HUMMING_SKIP_MATH) the stream-K bulk kernel's
+# pipeline without math takes 26.0 us on 28672x4096 at 16 tokens against 22.0-22.6 for a bare bulk-copy ring of the
+# same bytes (tuning.stream_probe) and 22.3 for the one-token kernel WITH its math; each of its blocks ends two tile
+# segments (parks or joins an fp32 partial tile of 16 x 384).  A 224-row tile needs mma.sync math warps (wgmma tiles
+# are multiples of 64 rows: 256-row tiles leave 20 of 132 SMs idle on that layer).  Not measured with its math on any
+# GPU yet (the device time ran out: scripts/h200_s49c.sh / h200_s50a.sh time it), hence off.
+WHOLE_TILE_FILL = 0.9
+WHOLE_TILE_WARPS_N = tuple(range(8, 17))   # 128..256 rows; 14 warps = 224 rows
+
+
+def whole_tile_decode_enabled() -> bool:
+    """HUMMING_WHOLE_TILE_DECODE (experiment, default 0; 1 turns it on): see WHOLE_TILE_FILL."""
+    return env_switch("HUMMING_WHOLE_TILE_DECODE", default=False)
+
+
+def whole_tile_decode_choice(n: int, k: int, sms: int) -> Optional[KernelChoice]:
+    """The mma.sync bulk tile (16 tokens, two-atom stages, an 8-deep ring) with the fewest rows whose ceil(n / rows)
+    tiles fill WHOLE_TILE_FILL..1 of ``sms``, or None (no such height in WHOLE_TILE_WARPS_N, K not whole 128-column
+    stages)."""
+    if n <= 0 or k <= 0 or k % 128 or sms <= 0:
+        return None
+    for wn in WHOLE_TILE_WARPS_N:
+        if WHOLE_TILE_FILL * sms <= -(-n // (16 * wn)) <= sms:
+            return KernelChoice(16, wn, 1, 1, 2, 8, "bulk")
+    return None
+
+
+def bulk_whole_tiles(choice: KernelChoice, tiles: int, sms: int) -> bool:
+    """Whether the planner runs a bulk choice as one block per tile instead of a stream-K grid over every resident
+    slot: mma.sync bulk tiles (the whole-tile decode's; other mma.sync bulk choices run only under
+    HUMMING_PIPELINE=bulk) whose tiles fill WHOLE_TILE_FILL..1 of the SMs.  The kernel is the same: a grid of one
+    block per tile hands every block exactly one tile's units (StreamKSchedule), so no tile is split."""
+    return choice.bulk and not choice.wgmma and sms > 0 and WHOLE_TILE_FILL * sms <= tiles <= sms
+
+
 def wide_decode_bulk_enabled() -> bool:
     """HUMMING_WIDE_DECODE_BULK (default 1; 0 turns it off): see WIDE_DECODE_BULK."""
     return env_switch("HUMMING_WIDE_DECODE_BULK")
@@ -1050,8 +1089,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
         bulk = bulk_decode and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
+        whole = bulk and whole_tile_decode_enabled() and whole_tile_decode_choice(n, k, sms or arch_info(arch).sms)
+        if whole:   # (experiment: HUMMING_WHOLE_TILE_DECODE)
+            bulk = [whole, bulk]
+        elif bulk:
+            bulk = [bulk]
         if bulk:   # (the biggest layers; the direct choices below stay as its fallbacks)
-            return [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
+            return bulk + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
                                              zero, bulk_decode=False)
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:
@@ -1564,6 +1608,10 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                                                                       float_family=fam, sms=info.sms)]:
                     if alt not in seen:
                         seen.append(alt)
+    if arch == "sm_90a" and any(decode_bulk_serves(16, bits, group, fam, zero) for fam in fams):
+        # every tile height the whole-tile decode experiment (HUMMING_WHOLE_TILE_DECODE) can take
+        seen += [c for c in (KernelChoice(16, wn, 1, 1, 2, 8, "bulk") for wn in WHOLE_TILE_WARPS_N)
+                 if c not in seen and _fits(c, info, bits, groups_per_stage(group, c.block_k), zero, group)]
     if arch == "sm_90a" and any(wgmma_prefetch_serves(bits, group, fam) for fam in fams):
         # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
         seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
