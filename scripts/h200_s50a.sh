@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Session 50, call A (any card; the timings that decide defaults only on an H200).  What session 49 could not run:
+# (1) the GPU test of HUMMING_WHOLE_TILE_DECODE (the mma.sync whole-tile bulk decode, off by default) and the probe's
+# own test; (2) the whole-tile A/B through the bench at 9 / 16 tokens on the layers it serves (1 vs 0); (3) on an H200
+# the bench of record, the whole-tile sweeps of scripts/h200_s49b.sh (ring depths, heights) and the fixed stream probe.
+. scripts/h200_setup.sh
+call_results a
+step 200 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_stream_probe.py -k "whole_tile or stream" \
+  >"$R/gpu_tests.log" 2>&1; tail -3 "$R/gpu_tests.log" | cut -c1-200; pack
+for v in 1 0; do
+  HUMMING_WHOLE_TILE_DECODE=$v timeout 120 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
+    --shapes 28672x4096,16384x4096,20480x5120 --no-upstream --no-eager --cold none >"$R/ab_whole$v.log" 2>&1
+  echo "-- HUMMING_WHOLE_TILE_DECODE=$v"; grep "] ours" "$R/ab_whole$v.log" | sed 's/.*int4-g128 //' | cut -c1-70
+done; pack
+grep -q H200 "$OUT/device.txt" || exit 0
+exec bash scripts/h200_s49b.sh   # (results in b/: the bench of record, the whole-tile sweeps, the probe, ncu)
