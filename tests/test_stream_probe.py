@@ -52,6 +52,12 @@ def test_unknown_size_is_refused(capsys):
     assert "unknown size" in capsys.readouterr().err
 
 
+def test_negative_reservation_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        sp.main(["--reserve-sms", "-1"])
+    assert "--reserve-sms must be >= 0" in capsys.readouterr().err
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", [sp.LdgCase(256, 8, 2), sp.LdgCase(128, 16, 4), sp.BulkCase(4096, 4, 2, 4, 1, 0, 1),
                                   sp.BulkCase(16384, 8, 1, 8, 1, 300, 2), sp.BulkCase(8192, 3, 4, 12, 1, 0, 1)])

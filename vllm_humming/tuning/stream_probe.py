@@ -87,7 +87,7 @@ def _check(case) -> None:
 
 
 def default_cases() -> List[object]:
-    """The sweep call D of session 49 runs: register loads at 32-128 KB in flight per SM, then bulk rings of 64-192
+    """Session 49's cases: register loads at 32-128 KB in flight per SM, then bulk rings of 64-192
     KB in 8-32 KB slots, one or four copies per slot, with and without the consumers reading the slot, and with the
     consumers holding each slot for a math-like time."""
     out: List[object] = [LdgCase(256, 4, 2), LdgCase(256, 8, 2), LdgCase(512, 8, 1), LdgCase(256, 8, 4),
@@ -151,16 +151,27 @@ def run(cases: Sequence[object], sizes: Sequence[str], replays: int = 20, min_by
     the grids for the rest -- on an H100, 40 puts each remaining SM under an H200's per-SM load."""
     import torch
 
-    from ..jit import compile_kernel, current_arch, load_kernel
+    from ..jit import current_arch
     from . import sweep
-    from .sweep import time_graph
 
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
     sms = props.multi_processor_count - reserve_sms
     arch = current_arch(dev)
-    sweep.RESERVED_SMS = reserve_sms
     print(f"# stream_probe on {props.name}, {sms} SMs used ({reserve_sms} held idle), {arch}", file=out)
+    old_reserved, sweep.RESERVED_SMS = sweep.RESERVED_SMS, reserve_sms
+    try:
+        return _run_cases(cases, sizes, replays, min_bytes, dev, sms, arch, out)
+    finally:
+        sweep.RESERVED_SMS = old_reserved
+
+
+def _run_cases(cases, sizes, replays, min_bytes, dev, sms, arch, out) -> List[dict]:
+    import torch
+
+    from ..jit import compile_kernel, load_kernel
+    from .sweep import time_graph
+
     rows = []
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
     for size in sizes:
@@ -215,12 +226,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cases = [c for c in cases if any(c.name.startswith(p) for p in pre)]
     if a.reserve_sms < 0:
         ap.error(f"--reserve-sms must be >= 0, got {a.reserve_sms}")
-    try:
-        rows = run(cases, sizes, a.replays, reserve_sms=a.reserve_sms)
-    finally:
-        from . import sweep
-
-        sweep.RESERVED_SMS = 0
+    rows = run(cases, sizes, a.replays, reserve_sms=a.reserve_sms)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
