@@ -512,6 +512,8 @@ def test_whole_tile_decode_switch(monkeypatch):
     assert pick(28672, 4096).pipeline == "direct"
     monkeypatch.delenv("HUMMING_DECODE_BULK")
     monkeypatch.delenv("HUMMING_WHOLE_TILE_DECODE")
+    # with the switch off a forced mma.sync bulk choice keeps its stream-K grid, whatever its tiles
+    assert not bulk_whole_tiles(KernelChoice(16, 14, 1, 1, 2, 8, "bulk"), 128, 132)
     # CI compiles every height the switch can take (it is off there)
     matrix = set(all_choices("sm_90a", 4, 128, 0, False))
     assert {KernelChoice(16, wn, 1, 1, 2, 8, "bulk") for wn in WHOLE_TILE_WARPS_N} <= matrix

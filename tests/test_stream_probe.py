@@ -52,6 +52,13 @@ def test_unknown_size_is_refused(capsys):
     assert "unknown size" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kw", [dict(sizes=["huge"]), dict(sizes=["wide"], reserve_sms=-1),
+                                dict(sizes=["wide"], reserve_sms=True)])
+def test_run_refuses_bad_arguments(kw):
+    with pytest.raises(ValueError, match="stream_probe"):
+        sp.run(sp.default_cases()[:1], **kw)
+
+
 def test_negative_reservation_is_refused(capsys):
     with pytest.raises(SystemExit):
         sp.main(["--reserve-sms", "-1"])

@@ -332,8 +332,9 @@ def describe(plan: LaunchPlan) -> str:
     """One line per plan, as HUMMING_PRINT_CHOICE prints it."""
     first = plan.launches[0]
     c = first.choice
-    txt = (f"{c.short()} grid={first.grid} "
-           f"{'one tile per block' if plan.info.get('whole_tiles') else 'stream-K' if c.bulk or c.stream_k else 'splits=' + str(plan.info['splits'])}"
+    sched = ("one tile per block" if plan.info.get("whole_tiles") else "stream-K" if c.bulk or c.stream_k
+             else f"splits={plan.info['splits']}")
+    txt = (f"{c.short()} grid={first.grid} {sched}"
            f"{' pdl-early-release' if first.flags & FLAG_PDL_EARLY_RELEASE else ''}"
            f"{f' reducers={first.reducers}' if first.reducers > 1 else ''}")
     if len(plan.launches) > 1:

@@ -946,10 +946,11 @@ def whole_tile_decode_choice(n: int, k: int, sms: int) -> Optional[KernelChoice]
 
 def bulk_whole_tiles(choice: KernelChoice, tiles: int, sms: int) -> bool:
     """Whether the planner runs a bulk choice as one block per tile instead of a stream-K grid over every resident
-    slot: mma.sync bulk tiles (the whole-tile decode's; other mma.sync bulk choices run only under
-    HUMMING_PIPELINE=bulk) whose tiles fill WHOLE_TILE_FILL..1 of the SMs.  The kernel is the same: a grid of one
-    block per tile hands every block exactly one tile's units (StreamKSchedule), so no tile is split."""
-    return choice.bulk and not choice.wgmma and sms > 0 and WHOLE_TILE_FILL * sms <= tiles <= sms
+    slot: with HUMMING_WHOLE_TILE_DECODE on, mma.sync bulk tiles (the whole-tile decode's, or forced ones) whose
+    tiles fill WHOLE_TILE_FILL..1 of the SMs.  The kernel is the same: a grid of one block per tile hands every block
+    exactly one tile's units (StreamKSchedule), so no tile is split.  With the switch off every plan is as before."""
+    return (choice.bulk and not choice.wgmma and sms > 0 and WHOLE_TILE_FILL * sms <= tiles <= sms
+            and whole_tile_decode_enabled())
 
 
 def wide_decode_bulk_enabled() -> bool:
@@ -1089,13 +1090,10 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
         bulk = bulk_decode and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
-        whole = bulk and whole_tile_decode_enabled() and whole_tile_decode_choice(n, k, sms or arch_info(arch).sms)
-        if whole:   # (experiment: HUMMING_WHOLE_TILE_DECODE)
-            bulk = [whole, bulk]
-        elif bulk:
-            bulk = [bulk]
         if bulk:   # (the biggest layers; the direct choices below stay as its fallbacks)
-            return bulk + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
+            # (experiment, HUMMING_WHOLE_TILE_DECODE: a whole-tile mma.sync bulk tile first)
+            whole = whole_tile_decode_enabled() and whole_tile_decode_choice(n, k, sms or arch_info(arch).sms)
+            return ([whole] if whole else []) + [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
                                              zero, bulk_decode=False)
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:

@@ -154,6 +154,13 @@ def run(cases: Sequence[object], sizes: Sequence[str], replays: int = 20, min_by
     from ..jit import current_arch
     from . import sweep
 
+    bad = [s for s in sizes if s not in SIZES]
+    if bad:
+        raise ValueError(f"stream_probe: unknown size(s) {bad}; known: {sorted(SIZES)}")
+    if isinstance(reserve_sms, bool) or not isinstance(reserve_sms, int) or reserve_sms < 0:
+        raise ValueError(f"stream_probe: reserve_sms is an int >= 0, got {reserve_sms!r}")
+    if not torch.cuda.is_available():
+        raise RuntimeError("stream_probe: needs a CUDA GPU (torch.cuda.is_available() is False)")
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
     sms = props.multi_processor_count - reserve_sms

@@ -22,16 +22,9 @@
 #pragma once
 
 #include "humming/bulk.cuh"
+#include "humming/copy.cuh"
 
 namespace humming {
-
-HUMMING_DEVICE uint4 ld_stream_v4(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 
 // src: n16 vectors of 16 bytes.  Block b owns [b * n16 / grid, (b + 1) * n16 / grid).
 template <int kThreads, int kUnroll>
@@ -44,7 +37,9 @@ HUMMING_DEVICE void probe_ldg(const uint4* __restrict__ src, long long n16, uint
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const long long j = i + (long long)u * kThreads;
-      v[u] = j < end ? ld_stream_v4(src + j) : make_uint4(0u, 0u, 0u, 0u);
+      uint32_t w[4] = {0u, 0u, 0u, 0u};   // the decode kernels' weight load (copy.cuh)
+      if (j < end) ldg_stream_words<4>(w, reinterpret_cast<const uint32_t*>(src + j));
+      v[u] = make_uint4(w[0], w[1], w[2], w[3]);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
