@@ -12,8 +12,9 @@ for v in 1 0; do
     --shapes 28672x4096,16384x4096,20480x5120 --no-upstream --no-eager --cold none >"$R/ab_whole$v.log" 2>&1
   echo "-- HUMMING_WHOLE_TILE_DECODE=$v"; grep "] ours" "$R/ab_whole$v.log" | sed 's/.*int4-g128 //' | cut -c1-70
 done; pack
-# x through ldmatrix costs 16 smem cycles per 16-row atom at 16 tokens: two atom rows per warp (tm2) halve it
+# x through ldmatrix costs 16 smem cycles per 16-row atom at 16 tokens: two atom rows per warp (tm2) halve it; the
+# 128 KB pass over x before the main loop leaves HBM idle past the register ring: a 56 KB weight prefetch (pf56) covers it
 SWEEP_TIMEOUT=100 HUMMING_WHOLE_TILE_DECODE=1 sweep_case m16_tm $I4 16 28672x4096 \
-  bt16_wn14_tm1_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s3_direct,bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn7_tm2_wk1_ak2_s8_bulk,bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
+  bt16_wn14_tm1_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s3_direct,bt16_wn14_tm1_wk2_ak256_s4_pf56_direct,bt16_wn7_tm2_wk2_ak256_s3_pf56_direct,bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn7_tm2_wk1_ak2_s8_bulk,bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
 grep -q H200 "$OUT/device.txt" || exit 0
 exec bash scripts/h200_s49b.sh   # (results in b/: the bench of record, the whole-tile sweeps, the probe, ncu)
