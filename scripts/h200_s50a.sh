@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
-# Session 50, call A (any card; the timings that decide defaults only on an H200).  What session 49 could not run:
-# (1) the GPU test of HUMMING_WHOLE_TILE_DECODE (the mma.sync whole-tile bulk decode, off by default) and the probe's
-# own test; (2) the whole-tile A/B through the bench at 9 / 16 tokens on the layers it serves (1 vs 0); (3) the
-# 16-token tm2 / pf56 sweep (any card); (4) on an H200 the same on the small and long layers, skip-math, the probe.
+# Session 50, call A (any card; the timings that decide defaults only on an H200).  (1) GPU tests of the two 16-token
+# experiments (HUMMING_WHOLE_TILE_DECODE: whole-tile mma.sync bulk grids; HUMMING_DECODE_TM2: the direct decode with
+# two atom rows per warp) and the probe's own test; (2) the bench A/B of both switches vs neither at 9 / 16 tokens on
+# the wide layers they serve; (3) the 16-token tile sweep on 28672x4096 (tm1 / tm2, ring depth, a 56 KB prefetch,
+# whole-tile bulk); (4) on an H200: the bench of record with the A/B's winner (>= 2 % faster, else neither), then the
+# same sweep on the small and long layers, skip-math and the stream probe.
 . scripts/h200_setup.sh
 call_results a
-step 200 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_stream_probe.py -k "whole_tile or stream" \
-  >"$R/gpu_tests.log" 2>&1; tail -3 "$R/gpu_tests.log" | cut -c1-200; pack
-for v in 1 0; do
-  HUMMING_WHOLE_TILE_DECODE=$v timeout 120 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
-    --shapes 28672x4096,16384x4096,20480x5120 --no-upstream --no-eager --cold none >"$R/ab_whole$v.log" 2>&1
-  echo "-- HUMMING_WHOLE_TILE_DECODE=$v"; grep "] ours" "$R/ab_whole$v.log" | sed 's/.*int4-g128 //' | cut -c1-70
-done; pack
+step 200 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py tests/test_stream_probe.py \
+  -k "whole_tile or stream or tm2_switch" >"$R/gpu_tests.log" 2>&1; tail -3 "$R/gpu_tests.log" | cut -c1-200; pack
+ab() {  # NAME ENV...
+  env "${@:2}" timeout 120 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
+    --shapes 28672x4096,16384x4096,20480x5120 --no-upstream --no-eager --cold none --json "$R/ab_$1.json" \
+    >"$R/ab_$1.log" 2>&1
+  echo "-- $1: ${*:2}"; grep "] ours" "$R/ab_$1.log" | sed 's/.*int4-g128 //' | cut -c1-70
+}
+ab base HUMMING_WHOLE_TILE_DECODE=0 HUMMING_DECODE_TM2=0
+ab whole HUMMING_WHOLE_TILE_DECODE=1 HUMMING_DECODE_TM2=0
+ab tm2 HUMMING_WHOLE_TILE_DECODE=0 HUMMING_DECODE_TM2=1
+WIN=$(python3 scripts/pick_switch.py 0.02 base="$R/ab_base.json" whole="$R/ab_whole.json" tm2="$R/ab_tm2.json" 2>"$R/ab_pick.txt")
+cat "$R/ab_pick.txt"; echo "winner: $WIN" | tee -a "$R/ab_pick.txt"; pack
 # x through ldmatrix costs 16 smem cycles per 16-row atom at 16 tokens: two atom rows per warp (tm2) halve it; the
 # 128 KB pass over x before the main loop leaves HBM idle past the register ring: a 56 KB weight prefetch (pf56) covers it
 SWEEP_TIMEOUT=100 HUMMING_WHOLE_TILE_DECODE=1 sweep_case m16_tm $I4 16 28672x4096 \
   bt16_wn14_tm1_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s3_direct,bt16_wn14_tm1_wk2_ak256_s4_pf56_direct,bt16_wn7_tm2_wk2_ak256_s3_pf56_direct,bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn7_tm2_wk1_ak2_s8_bulk,bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
 grep -q H200 "$OUT/device.txt" || exit 0
-# H200 only: the same question on the small and long layers, the tm2 tile without math, the fixed probe
+case "$WIN" in
+  whole) export HUMMING_WHOLE_TILE_DECODE=1 ;;
+  tm2) export HUMMING_DECODE_TM2=1 ;;
+esac
+echo "bench of record with: WHOLE_TILE=${HUMMING_WHOLE_TILE_DECODE:-0} TM2=${HUMMING_DECODE_TM2:-0}" | tee "$R/record_env.txt"
+int4_record 300
+unset HUMMING_WHOLE_TILE_DECODE HUMMING_DECODE_TM2
 export SWEEP_TIMEOUT=100
 sweep_case m16_small_tm $I4 16 6144x4096 \
   bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn4_tm2_wk2_ak256_s3_direct,bt16_wn2_tm2_wk4_ak256_s3_direct,bt16_wn4_tm2_wk4_ak256_s3_direct,bt16_wn3_tm1_wk4_ak64_s4_pf72_direct

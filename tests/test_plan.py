@@ -522,6 +522,50 @@ def test_whole_tile_decode_switch(monkeypatch):
         pick(28672, 4096)
 
 
+def test_decode_tm2_switch(monkeypatch):
+    """HUMMING_DECODE_TM2 (session 50's experiment, off by default): where the 9-16-token bulk decode rule serves a
+    wide int4 layer, the mma.sync direct tile of two atom rows per warp whose one-split grid fills 90-100 % of the
+    SMs (28672 rows: 7 warp rows, 128 blocks of 224 rows), ahead of the whole-tile experiment.  Narrow layers, layers
+    no height fills, other M buckets, MoE (bulk_decode=False), the bulk rule off and the switch off keep their choices;
+    CI's compile matrix holds every height; a bad value is refused."""
+    from vllm_humming.tuning.heuristics import (DECODE_TM2_STAGES, DECODE_TM2_WARPS_N, WIDE_DECODE_BULK, KernelChoice,
+                                                all_choices, choose_kernel, decode_tm2_choice)
+
+    def pick(n, k, bucket=16, **kw):
+        return choose_kernel("sm_90a", bucket, 4, 128, 0, 132, k=k, n=n, **kw)
+
+    for v in ("HUMMING_DECODE_TM2", "HUMMING_WHOLE_TILE_DECODE", "HUMMING_DECODE_BULK", "HUMMING_WIDE_DECODE_BULK"):
+        monkeypatch.delenv(v, raising=False)
+    assert pick(28672, 4096) == WIDE_DECODE_BULK                       # off by default
+    before = {(n, k, b): pick(n, k, b).short() for n, k in ((14336, 4096), (37888, 3584), (6144, 4096))
+              for b in (1, 8, 16, 32)}
+    before_other = {b: pick(28672, 4096, b).short() for b in (1, 8, 32, 64)}
+    monkeypatch.setenv("HUMMING_DECODE_TM2", "1")
+    monkeypatch.setenv("HUMMING_WHOLE_TILE_DECODE", "1")               # the tm2 tile comes first
+    for (n, k), wn in {(28672, 4096): 7, (16384, 4096): 4, (20480, 5120): 5}.items():
+        c = pick(n, k)
+        assert c == KernelChoice(16, wn, 2, 2, 256, DECODE_TM2_STAGES, "direct") == decode_tm2_choice(n, k, 132), c
+        blocks = -(-n // (32 * wn))
+        assert 0.9 * 132 <= blocks <= 132
+        # the layer's own rows per block: every block one row tile, the grid's K splits from the planner
+        assert c.block_n == 32 * wn and c.threads == 32 * wn * 2
+    assert {(n, k, b): pick(n, k, b).short() for n, k, b in before} == before   # not served / no fill / other M
+    assert {b: pick(28672, 4096, b).short() for b in before_other} == before_other
+    tm2 = decode_tm2_choice(28672, 4096, 132)
+    assert pick(28672, 4096, bulk_decode=False) != tm2                            # MoE experts: not this tile
+    assert decode_tm2_choice(28672, 4096, 100) is None and decode_tm2_choice(0, 4096, 132) is None
+    monkeypatch.setenv("HUMMING_DECODE_BULK", "0")                   # the bulk rule's own switch turns it off too
+    assert pick(28672, 4096) != tm2
+    monkeypatch.delenv("HUMMING_DECODE_BULK")
+    monkeypatch.delenv("HUMMING_WHOLE_TILE_DECODE")
+    monkeypatch.delenv("HUMMING_DECODE_TM2")
+    matrix = set(all_choices("sm_90a", 4, 128, 0, False))           # CI compiles every height (switch off there)
+    assert {KernelChoice(16, wn, 2, 2, 256, DECODE_TM2_STAGES, "direct") for wn in DECODE_TM2_WARPS_N} <= matrix
+    monkeypatch.setenv("HUMMING_DECODE_TM2", "2")
+    with pytest.raises(ValueError, match="HUMMING_DECODE_TM2"):
+        pick(28672, 4096)
+
+
 def test_decode_bulk_rule(monkeypatch):
     """Session 46 (heuristics.decode_bulk_choice): at 17-32 tokens layers of >= DECODE_BULK_MIN_WEIGHTS weights take
     the bulk kernel -- 256-row tiles for codes of <= 4 bits from DECODE_BULK_WIDE_N rows, else 192-row -- for the

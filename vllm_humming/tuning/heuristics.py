@@ -19,7 +19,7 @@ __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "ch
            "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
            "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_swap_tags",
            "plan_row_waves",
-           "split_grid_on_wave_cliff", "whole_tile_decode_choice", "bulk_whole_tiles",
+           "split_grid_on_wave_cliff", "whole_tile_decode_choice", "bulk_whole_tiles", "decode_tm2_choice",
            "all_choices"]
 
 
@@ -953,6 +953,36 @@ def bulk_whole_tiles(choice: KernelChoice, tiles: int, sms: int) -> bool:
             and whole_tile_decode_enabled())
 
 
+# HUMMING_DECODE_TM2 (EXPERIMENT, default 0; session 50): where the 9-16-token bulk decode rule serves a wide int4
+# layer (N >= WIDE_N, decode_bulk_choice), take instead the mma.sync direct decode with TWO atom rows per warp
+# (tiles_m = 2: 32 weight rows), two K-warps and a 3-deep register ring, with the fewest rows whose one-split grid fills
+# WHOLE_TILE_FILL..1 of the SMs (28672 rows -> 7 warp rows, 128 blocks of 224 rows; 16384 -> 4; 20480 -> 5).
+# Why: at 16 tokens every 16-row atom of the one-atom-row tile (DECODE_224's 16-token twin, bt16_wn14_tm1_wk2) reads
+# its 16 x 64 x tokens of x with four ldmatrix.x4 -- 2 KB of shared-memory reads per 512 B of weights, ~16 of the SM's
+# 128 B / clock per atom, 14.3 k cycles per SM on 28672x4096 -- and at 896 threads ptxas caps it at 72 registers
+# (spills in the main loop).  Two atom rows per warp share each x fragment (half the reads) and 448 threads get 128
+# registers: the main loop issues 64 instructions per atom instead of 83 (SASS of the sm_90a builds, session 50).
+# Not timed on a GPU when written (scripts/h200_s50a.sh times it), hence off.
+DECODE_TM2_WARPS_N = tuple(range(4, 9))     # 128..256 rows
+DECODE_TM2_STAGES = 3
+
+
+def decode_tm2_enabled() -> bool:
+    """HUMMING_DECODE_TM2 (experiment, default 0; 1 turns it on): see DECODE_TM2_WARPS_N."""
+    return env_switch("HUMMING_DECODE_TM2", default=False)
+
+
+def decode_tm2_choice(n: int, k: int, sms: int) -> Optional[KernelChoice]:
+    """The 16-token direct tile of two atom rows per warp (DECODE_TM2_WARPS_N) with the fewest rows whose ceil(n /
+    rows) blocks fill WHOLE_TILE_FILL..1 of ``sms``, or None."""
+    if n <= 0 or k <= 0 or sms <= 0:
+        return None
+    for wn in DECODE_TM2_WARPS_N:
+        if WHOLE_TILE_FILL * sms <= -(-n // (32 * wn)) <= sms:
+            return KernelChoice(16, wn, 2, 2, 256, DECODE_TM2_STAGES, "direct")
+    return None
+
+
 def wide_decode_bulk_enabled() -> bool:
     """HUMMING_WIDE_DECODE_BULK (default 1; 0 turns it off): see WIDE_DECODE_BULK."""
     return env_switch("HUMMING_WIDE_DECODE_BULK")
@@ -1090,10 +1120,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
         bulk = bulk_decode and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
+        # (experiment, HUMMING_DECODE_TM2: two atom rows per warp on the wide layers the bulk rule serves)
+        tm2 = (bulk and n >= WIDE_N and decode_tm2_enabled()
+               and decode_tm2_choice(n, k, sms or arch_info(arch).sms))
         if bulk:   # (the biggest layers; the direct choices below stay as its fallbacks)
             # (experiment, HUMMING_WHOLE_TILE_DECODE: a whole-tile mma.sync bulk tile first)
             whole = whole_tile_decode_enabled() and whole_tile_decode_choice(n, k, sms or arch_info(arch).sms)
-            return ([whole] if whole else []) + [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
+            return ([tm2] if tm2 else []) + ([whole] if whole else []) + [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
                                              zero, bulk_decode=False)
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:
@@ -1610,6 +1643,9 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
         # every tile height the whole-tile decode experiment (HUMMING_WHOLE_TILE_DECODE) can take
         seen += [c for c in (KernelChoice(16, wn, 1, 1, 2, 8, "bulk") for wn in WHOLE_TILE_WARPS_N)
                  if c not in seen and _fits(c, info, bits, groups_per_stage(group, c.block_k), zero, group)]
+        # ... and every height of the two-atom-row decode experiment (HUMMING_DECODE_TM2)
+        seen += [c for c in (KernelChoice(16, wn, 2, 2, 256, DECODE_TM2_STAGES, "direct") for wn in DECODE_TM2_WARPS_N)
+                 if c not in seen]
     if arch == "sm_90a" and any(wgmma_prefetch_serves(bits, group, fam) for fam in fams):
         # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
         seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
