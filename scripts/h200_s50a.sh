@@ -37,6 +37,9 @@ sweep_case m16_small_tm $I4 16 6144x4096 \
   bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn4_tm2_wk2_ak256_s3_direct,bt16_wn2_tm2_wk4_ak256_s3_direct,bt16_wn4_tm2_wk4_ak256_s3_direct,bt16_wn3_tm1_wk4_ak64_s4_pf72_direct
 sweep_case m16_long_tm $I4 16 4096x14336 \
   bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn4_tm2_wk2_ak256_s3_direct,bt16_wn4_tm2_wk2_ak256_s4_direct,bt16_wn4_tm2_wk4_ak256_s3_direct
+# 64 tokens on the wide layer: the plan's 112 blocks of 256 rows (20 SMs idle) vs stream-K bulk grids over all SMs
+sweep_case m64_wide_bulk $I4 64 28672x4096 \
+  bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma,bt64_wn12_tm1_wk1_ak2_s4_tma_bulk_wgmma,bt64_wn8_tm2_wk1_ak2_s4_tma_bulk_wgmma,bt64_wn8_tm1_wk1_ak2_s4_tma_bulk_wgmma
 HUMMING_DEBUG_DEFINES=HUMMING_SKIP_MATH sweep_case m16_tm_skip $I4 16 28672x4096 \
   bt16_wn14_tm1_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s3_direct,bt16_wn7_tm2_wk2_ak256_s3_pf56_direct
 step 150 python3 -m vllm_humming.tuning.stream_probe --json "$R/stream_probe.json" --sizes wide >"$R/stream_probe.txt" 2>&1
