@@ -9,6 +9,12 @@
 call_results a
 step 200 python3 -m pytest -q -m gpu tests/test_gemm_direct_gpu.py \
   -k "whole_tile or tm2_switch" >"$R/gpu_tests.log" 2>&1; tail -3 "$R/gpu_tests.log" | cut -c1-200; pack
+# x through ldmatrix costs 16 smem cycles per 16-row atom at 16 tokens: two atom rows per warp (tm2) halve it; the
+# 128 KB pass over x before the main loop leaves HBM idle past the register ring: a 56 KB weight prefetch (pf56) covers it
+tm_sweep() {
+  SWEEP_TIMEOUT=100 HUMMING_WHOLE_TILE_DECODE=1 sweep_case m16_tm $I4 16 28672x4096 \
+    bt16_wn14_tm1_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s3_direct,bt16_wn14_tm1_wk2_ak256_s4_pf56_direct,bt16_wn7_tm2_wk2_ak256_s3_pf56_direct,bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn7_tm2_wk1_ak2_s8_bulk,bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
+}
 ab() {  # NAME ENV...
   env "${@:2}" timeout 120 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
     --shapes 28672x4096,16384x4096,20480x5120 --no-upstream --no-eager --cold none --json "$R/ab_$1.json" \
@@ -20,11 +26,10 @@ ab whole HUMMING_WHOLE_TILE_DECODE=1 HUMMING_DECODE_TM2=0
 ab tm2 HUMMING_WHOLE_TILE_DECODE=0 HUMMING_DECODE_TM2=1
 WIN=$(python3 scripts/pick_switch.py 0.02 base="$R/ab_base.json" whole="$R/ab_whole.json" tm2="$R/ab_tm2.json" 2>"$R/ab_pick.txt")
 cat "$R/ab_pick.txt"; echo "winner: $WIN" | tee -a "$R/ab_pick.txt"; pack
-# x through ldmatrix costs 16 smem cycles per 16-row atom at 16 tokens: two atom rows per warp (tm2) halve it; the
-# 128 KB pass over x before the main loop leaves HBM idle past the register ring: a 56 KB weight prefetch (pf56) covers it
-SWEEP_TIMEOUT=100 HUMMING_WHOLE_TILE_DECODE=1 sweep_case m16_tm $I4 16 28672x4096 \
-  bt16_wn14_tm1_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s4_direct,bt16_wn7_tm2_wk2_ak256_s3_direct,bt16_wn14_tm1_wk2_ak256_s4_pf56_direct,bt16_wn7_tm2_wk2_ak256_s3_pf56_direct,bt16_wn14_tm1_wk1_ak2_s8_bulk,bt16_wn7_tm2_wk1_ak2_s8_bulk,bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
-grep -q H200 "$OUT/device.txt" || exit 0
+if ! grep -q H200 "$OUT/device.txt"; then
+  tm_sweep
+  exit 0
+fi
 case "$WIN" in
   whole) export HUMMING_WHOLE_TILE_DECODE=1 ;;
   tm2) export HUMMING_DECODE_TM2=1 ;;
@@ -32,6 +37,7 @@ esac
 echo "bench of record with: WHOLE_TILE=${HUMMING_WHOLE_TILE_DECODE:-0} TM2=${HUMMING_DECODE_TM2:-0}" | tee "$R/record_env.txt"
 int4_record 300
 unset HUMMING_WHOLE_TILE_DECODE HUMMING_DECODE_TM2
+tm_sweep
 export SWEEP_TIMEOUT=100
 sweep_case m16_small_tm $I4 16 6144x4096 \
   bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn4_tm2_wk2_ak256_s3_direct,bt16_wn2_tm2_wk4_ak256_s3_direct,bt16_wn4_tm2_wk4_ak256_s3_direct,bt16_wn3_tm1_wk4_ak64_s4_pf72_direct
