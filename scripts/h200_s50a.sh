@@ -25,6 +25,7 @@ ab base HUMMING_WHOLE_TILE_DECODE=0 HUMMING_DECODE_TM2=0
 ab whole HUMMING_WHOLE_TILE_DECODE=1 HUMMING_DECODE_TM2=0
 ab tm2 HUMMING_WHOLE_TILE_DECODE=0 HUMMING_DECODE_TM2=1
 WIN=$(python3 scripts/pick_switch.py 0.02 base="$R/ab_base.json" whole="$R/ab_whole.json" tm2="$R/ab_tm2.json" 2>"$R/ab_pick.txt")
+grep -qE "[0-9]+ (failed|error)" "$R/gpu_tests.log" && WIN=base   # (a switch whose GPU test failed is not benched)
 cat "$R/ab_pick.txt"; echo "winner: $WIN" | tee -a "$R/ab_pick.txt"; pack
 if ! grep -q H200 "$OUT/device.txt"; then
   tm_sweep
