@@ -404,61 +404,6 @@ def test_decode_bulk_defaults(monkeypatch):
                 _assert_graph_replays_match_eager(layer, x)
 
 
-@pytest.mark.skipif(not _wgmma_ok(), reason="the whole-tile decode serves sm_90a layers (H100/H200)")
-def test_whole_tile_decode_switch_on_the_gpu(monkeypatch):
-    """HUMMING_WHOLE_TILE_DECODE=1 (session 49's experiment): the mma.sync bulk tile the plan takes at 9-16 tokens on
-    layers whose tiles fill one wave (224 / 128 / 160 rows), one block per tile -- against the fp32 reference with
-    bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal to the eager calls; an odd N, integer zero
-    points, channel scales, fp16; and a layer no height fills keeps the stream-K bulk tile."""
-    from vllm_humming.tuning.heuristics import WIDE_DECODE_BULK
-    monkeypatch.setenv("HUMMING_WHOLE_TILE_DECODE", "1")
-    monkeypatch.delenv("HUMMING_DECODE_BULK", raising=False)
-    monkeypatch.delenv("HUMMING_WIDE_DECODE_BULK", raising=False)
-    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for desc, n, k, dtype in [("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16),
-                              ("w:uint4,s:g128:bfloat16,zp:int", 16384, 4096, torch.bfloat16),
-                              ("w:int4,s:channel:bfloat16", 20480, 5120, torch.bfloat16),
-                              ("w:uint4b8,s:g128:float16", 28670, 4096, torch.float16),
-                              ("w:uint4b8,s:g128:bfloat16", 37888, 3584, torch.bfloat16)]:
-        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, (9, 16), "whole_tile"):
-            info = layer.plan_info[m]
-            if n == 37888 or sms != 132:
-                assert not info.get("whole_tiles"), (desc, n, m, info)
-                if n == 37888:
-                    assert chosen == WIDE_DECODE_BULK.short(), (desc, n, m, chosen)
-            else:
-                assert chosen.endswith("_s8_bulk") and info.get("whole_tiles"), (desc, n, m, chosen, info)
-                assert info["grid"][0] == -(-n // (16 * KernelChoice.parse(chosen).warps_n)), info
-            if m == 16:
-                _assert_graph_replays_match_eager(layer, x)
-
-
-@pytest.mark.skipif(not _wgmma_ok(), reason="the two-atom-row decode serves sm_90a layers (H100/H200)")
-def test_decode_tm2_switch_on_the_gpu(monkeypatch):
-    """HUMMING_DECODE_TM2=1 (session 50's experiment): the 16-token mma.sync direct tile of two atom rows per warp the
-    plan takes at 9-16 tokens on wide layers (224 / 128 / 160 rows per block) -- against the fp32 reference with
-    bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal to the eager calls; an odd N, integer zero
-    points, channel scales, fp16; a layer no height fills keeps the stream-K bulk tile."""
-    from vllm_humming.tuning.heuristics import WIDE_DECODE_BULK
-    monkeypatch.setenv("HUMMING_DECODE_TM2", "1")
-    for v in ("HUMMING_WHOLE_TILE_DECODE", "HUMMING_DECODE_BULK", "HUMMING_WIDE_DECODE_BULK", "HUMMING_DEBUG_DEFINES"):
-        monkeypatch.delenv(v, raising=False)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for desc, n, k, dtype in [("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16),
-                              ("w:uint4,s:g128:bfloat16,zp:int", 16384, 4096, torch.bfloat16),
-                              ("w:int4,s:channel:bfloat16", 20480, 5120, torch.bfloat16),
-                              ("w:uint4b8,s:g128:float16", 28670, 4096, torch.float16),
-                              ("w:uint4b8,s:g128:bfloat16", 37888, 3584, torch.bfloat16)]:
-        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, (9, 16), "decode_tm2"):
-            if n == 37888:
-                assert chosen == WIDE_DECODE_BULK.short(), (desc, n, m, chosen)
-            elif sms == 132:
-                assert "_tm2_wk2_" in chosen and chosen.endswith("_direct"), (desc, n, m, chosen)
-            if m == 16:
-                _assert_graph_replays_match_eager(layer, x)
-
-
 @pytest.mark.skipif(not _wgmma_ok(), reason="the one-token tiles serve sm_90a layers (H100/H200)")
 def test_one_token_tiles_defaults(monkeypatch):
     """What the plan launches at one token on wide and mid-size int4 layers with bf16 activations

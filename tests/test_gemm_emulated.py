@@ -467,32 +467,3 @@ def test_one_token_tiles_on_the_emulation(workdir, case):
         rel = ((y.float() - ref).norm() / ref.norm()).item()
         assert rel < 1.2e-2, f"{short} M={m}: rel err {rel:.3e}"
         assert splits == (2 if not choice.pf_ring else 1), splits
-
-
-TM2_CASES = [  # (description, dtype, N, K, SMs)
-    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, 440, 1024, 2),        # 224-row blocks, an N tail
-    ("w:uint4,s:g128:bfloat16,zp:int", torch.bfloat16, 256, 2048, 4),    # 128-row blocks, K splits, zero points
-    ("w:int4,s:channel:float16", torch.float16, 320, 1088, 2),           # channel scales, a K tail, fp16
-]
-
-
-@pytest.mark.parametrize("case", TM2_CASES, ids=[f"{c[0]}-{c[2]}x{c[3]}" for c in TM2_CASES])
-def test_decode_tm2_tiles_on_the_emulation(workdir, case):
-    """HUMMING_DECODE_TM2's kernels (two atom rows per warp, two K-warps, 16 tokens) as sm_90a builds at 9 and 16
-    tokens, the heights the switch takes on 28672 / 16384 / 20480-row layers, with the planner's K splits."""
-    from vllm_humming.tuning.heuristics import decode_tm2_choice
-
-    desc_s, dtype, n, k, sms = case
-    choice = {440: decode_tm2_choice(28672, 4096, 132), 256: decode_tm2_choice(16384, 4096, 132),
-              320: decode_tm2_choice(20480, 5120, 132)}[n]
-    assert choice.tiles_m == 2 and choice.bt == 16
-    desc = WeightDesc.parse(desc_s)
-    g = torch.Generator().manual_seed(n + k)
-    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu")
-    layer = _layer(qw, dtype)
-    for m in (9, 16):
-        x, y, _ = _run(workdir, layer, choice, m, sms, arch="sm_90a")
-        assert not bool(torch.isnan(y).any()), f"{choice.short()} M={m}: unwritten outputs"
-        ref = reference_gemm(x[:, :k].float(), qw)
-        rel = ((y.float() - ref).norm() / ref.norm()).item()
-        assert rel < 1.2e-2, f"{desc_s} {choice.short()} M={m}: rel err {rel:.3e}"

@@ -19,7 +19,7 @@ __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "ch
            "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
            "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_swap_tags",
            "plan_row_waves",
-           "split_grid_on_wave_cliff", "whole_tile_decode_choice", "bulk_whole_tiles", "decode_tm2_choice",
+           "split_grid_on_wave_cliff",
            "all_choices"]
 
 
@@ -913,74 +913,11 @@ def decode_bulk_choice(bucket: int, n: int, k: int, bits: int, group: int, float
     return DECODE_BULK_32_WIDE if bits <= 4 and n >= DECODE_BULK_WIDE_N else DECODE_BULK_32
 
 
-# HUMMING_WHOLE_TILE_DECODE (EXPERIMENT, default 0; session 49): where the 9-16-token bulk decode rule serves a layer
-# (decode_bulk_choice), take instead an mma.sync bulk tile of 16 tokens x 16 * wn weight rows whose tiles fill one
-# wave of the SMs (WHOLE_TILE_FILL..1 of them: 28672 rows -> wn 14, 128 tiles of 224 rows; 16384 -> wn 8; 20480 ->
-# wn 10), run as one block per tile (bulk_whole_tiles: no stream-K segment ends, no parked partial tiles, no joins).
-# Why: on an H100 (session 49, call A: results/2026-12-07-s49/a, HUMMING_SKIP_MATH) the stream-K bulk kernel's
-# pipeline without math takes 26.0 us on 28672x4096 at 16 tokens against 22.0-22.6 for a bare bulk-copy ring of the
-# same bytes (tuning.stream_probe) and 22.3 for the one-token kernel WITH its math; each of its blocks ends two tile
-# segments (parks or joins an fp32 partial tile of 16 x 384).  A 224-row tile needs mma.sync math warps (wgmma tiles
-# are multiples of 64 rows: 256-row tiles leave 20 of 132 SMs idle on that layer).  Not measured with its math on any
-# GPU yet (the device time ran out: scripts/h200_s49c.sh / h200_s50a.sh time it), hence off.
-WHOLE_TILE_FILL = 0.9
-WHOLE_TILE_WARPS_N = tuple(range(8, 17))   # 128..256 rows; 14 warps = 224 rows
-
-
-def whole_tile_decode_enabled() -> bool:
-    """HUMMING_WHOLE_TILE_DECODE (experiment, default 0; 1 turns it on): see WHOLE_TILE_FILL."""
-    return env_switch("HUMMING_WHOLE_TILE_DECODE", default=False)
-
-
-def whole_tile_decode_choice(n: int, k: int, sms: int) -> Optional[KernelChoice]:
-    """The mma.sync bulk tile (16 tokens, two-atom stages, an 8-deep ring) with the fewest rows whose ceil(n / rows)
-    tiles fill WHOLE_TILE_FILL..1 of ``sms``, or None (no such height in WHOLE_TILE_WARPS_N, K not whole 128-column
-    stages)."""
-    if n <= 0 or k <= 0 or k % 128 or sms <= 0:
-        return None
-    for wn in WHOLE_TILE_WARPS_N:
-        if WHOLE_TILE_FILL * sms <= -(-n // (16 * wn)) <= sms:
-            return KernelChoice(16, wn, 1, 1, 2, 8, "bulk")
-    return None
-
-
-def bulk_whole_tiles(choice: KernelChoice, tiles: int, sms: int) -> bool:
-    """Whether the planner runs a bulk choice as one block per tile instead of a stream-K grid over every resident
-    slot: with HUMMING_WHOLE_TILE_DECODE on, mma.sync bulk tiles (the whole-tile decode's, or forced ones) whose
-    tiles fill WHOLE_TILE_FILL..1 of the SMs.  The kernel is the same: a grid of one block per tile hands every block
-    exactly one tile's units (StreamKSchedule), so no tile is split.  With the switch off every plan is as before."""
-    return (choice.bulk and not choice.wgmma and sms > 0 and WHOLE_TILE_FILL * sms <= tiles <= sms
-            and whole_tile_decode_enabled())
-
-
-# HUMMING_DECODE_TM2 (EXPERIMENT, default 0; session 50): where the 9-16-token bulk decode rule serves a wide int4
-# layer (N >= WIDE_N, decode_bulk_choice), take instead the mma.sync direct decode with TWO atom rows per warp
-# (tiles_m = 2: 32 weight rows), two K-warps and a 3-deep register ring, with the fewest rows whose one-split grid fills
-# WHOLE_TILE_FILL..1 of the SMs (28672 rows -> 7 warp rows, 128 blocks of 224 rows; 16384 -> 4; 20480 -> 5).
-# Why: at 16 tokens every 16-row atom of the one-atom-row tile (DECODE_224's 16-token twin, bt16_wn14_tm1_wk2) reads
-# its 16 x 64 x tokens of x with four ldmatrix.x4 -- 2 KB of shared-memory reads per 512 B of weights, ~16 of the SM's
-# 128 B / clock per atom, 14.3 k cycles per SM on 28672x4096 -- and at 896 threads ptxas caps it at 72 registers
-# (spills in the main loop).  Two atom rows per warp share each x fragment (half the reads) and 448 threads get 128
-# registers: the main loop issues 64 instructions per atom instead of 83 (SASS of the sm_90a builds, session 50).
-# Not timed on a GPU when written (scripts/h200_s50a.sh times it), hence off.
-DECODE_TM2_WARPS_N = tuple(range(4, 9))     # 128..256 rows
-DECODE_TM2_STAGES = 3
-
-
-def decode_tm2_enabled() -> bool:
-    """HUMMING_DECODE_TM2 (experiment, default 0; 1 turns it on): see DECODE_TM2_WARPS_N."""
-    return env_switch("HUMMING_DECODE_TM2", default=False)
-
-
-def decode_tm2_choice(n: int, k: int, sms: int) -> Optional[KernelChoice]:
-    """The 16-token direct tile of two atom rows per warp (DECODE_TM2_WARPS_N) with the fewest rows whose ceil(n /
-    rows) blocks fill WHOLE_TILE_FILL..1 of ``sms``, or None."""
-    if n <= 0 or k <= 0 or sms <= 0:
-        return None
-    for wn in DECODE_TM2_WARPS_N:
-        if WHOLE_TILE_FILL * sms <= -(-n // (32 * wn)) <= sms:
-            return KernelChoice(16, wn, 2, 2, 256, DECODE_TM2_STAGES, "direct")
-    return None
+# Two 16-token designs for the layers the 9-16-token bulk rule serves, built as switches and removed after an H100
+# measured both slower (results/2026-12-07-s50, NOTES.md sessions 49-50): whole-tile mma.sync bulk grids (one block
+# per 224-row tile, no stream-K joins: 28672x4096 M=16 36.5 / 32.2 us vs 28.3 for WIDE_DECODE_BULK) and the direct
+# decode with two atom rows per warp (half the ldmatrix reads of x: 30.0 / 35.1 us for 4- / 3-deep rings).  With 40
+# SMs held (an H200's per-SM load) the order held: 19968x4096 24.6 (bulk) vs 31.7-36.4 and 27.7-32.9.
 
 
 def wide_decode_bulk_enabled() -> bool:
@@ -1120,13 +1057,8 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         return [bulk, direct] if bulk else [direct]
     if 8 < bucket <= 16:
         bulk = bulk_decode and decode_bulk_choice(bucket, n, k, bits, group, float_family, zero)
-        # (experiment, HUMMING_DECODE_TM2: two atom rows per warp on the wide layers the bulk rule serves)
-        tm2 = (bulk and n >= WIDE_N and decode_tm2_enabled()
-               and decode_tm2_choice(n, k, sms or arch_info(arch).sms))
         if bulk:   # (the biggest layers; the direct choices below stay as its fallbacks)
-            # (experiment, HUMMING_WHOLE_TILE_DECODE: a whole-tile mma.sync bulk tile first)
-            whole = whole_tile_decode_enabled() and whole_tile_decode_choice(n, k, sms or arch_info(arch).sms)
-            return ([tm2] if tm2 else []) + ([whole] if whole else []) + [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
+            return [bulk] + _direct_defaults(arch, bucket, bits, float_family, k, n, group, cluster, sms, prefetch,
                                              zero, bulk_decode=False)
         pfc = prefetch and wgmma_prefetch_decode_choice(n, k, 16, bits, group, float_family, sms or arch_info(arch).sms)
         if pfc:
@@ -1639,13 +1571,6 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
                                                                       float_family=fam, sms=info.sms)]:
                     if alt not in seen:
                         seen.append(alt)
-    if arch == "sm_90a" and any(decode_bulk_serves(16, bits, group, fam, zero) for fam in fams):
-        # every tile height the whole-tile decode experiment (HUMMING_WHOLE_TILE_DECODE) can take
-        seen += [c for c in (KernelChoice(16, wn, 1, 1, 2, 8, "bulk") for wn in WHOLE_TILE_WARPS_N)
-                 if c not in seen and _fits(c, info, bits, groups_per_stage(group, c.block_k), zero, group)]
-        # ... and every height of the two-atom-row decode experiment (HUMMING_DECODE_TM2)
-        seen += [c for c in (KernelChoice(16, wn, 2, 2, 256, DECODE_TM2_STAGES, "direct") for wn in DECODE_TM2_WARPS_N)
-                 if c not in seen]
     if arch == "sm_90a" and any(wgmma_prefetch_serves(bits, group, fam) for fam in fams):
         # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
         seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
