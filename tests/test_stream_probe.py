@@ -15,12 +15,14 @@ def test_every_default_case_compiles_for_sm_90a(tmp_path):
         if spec.name not in names:
             names.add(spec.name)
             assert compile_kernel(spec, cache_dir=str(tmp_path)).cubin[:4] == b"\x7fELF"
-    assert "humming_probe_bulk" in names and any(n.startswith("humming_probe_ldg") for n in names)
+    assert {"humming_probe_bulk", "humming_probe_ring"} <= names
+    assert any(n.startswith("humming_probe_ldg") for n in names)
 
 
 def test_register_probe_compiles_before_sm_90(tmp_path):
-    # probe_ldg is plain loads: any arch; probe_bulk compiles everywhere too (a trap below sm_90, never launched there)
-    for case in (sp.LdgCase(256, 8, 2), sp.BulkCase()):
+    # probe_ldg is plain loads: any arch; probe_bulk / probe_ring compile everywhere too (a trap below sm_90, never
+    # launched there)
+    for case in (sp.LdgCase(256, 8, 2), sp.BulkCase(), sp.RingCase()):
         assert compile_kernel(sp.probe_spec(case, "sm_80"), cache_dir=str(tmp_path)).cubin[:4] == b"\x7fELF"
 
 
@@ -33,14 +35,20 @@ def test_case_names_and_sizes():
     # 24 KB slots do not divide the wide layer: the probe streams whole slots only, and says so in its TB/s
     assert sp.streamed_bytes(sp.BulkCase(24576, 4, 2, 12), sp.SIZES["wide"]) == 2389 * 24576
     assert sp.streamed_bytes(sp.LdgCase(), sp.SIZES["wide"]) == sp.SIZES["wide"]
+    r = sp.RingCase(16384, 12, 8, 8, 1, 0, 1)
+    assert r.name == "ring_s16k_x12_l8_w8_t1_h0_b1" and r.in_flight_per_sm() == 192 * 1024
+    assert sp.bulk_smem_bytes(r) == 12 * 16384 + 12 * 16
+    assert any(isinstance(c, sp.RingCase) for c in sp.default_cases())
     # every default case fits an sm_90 SM's 227 KB of shared memory per block, and its blocks per SM together
     for case in sp.default_cases():
-        if isinstance(case, sp.BulkCase):
+        if isinstance(case, (sp.BulkCase, sp.RingCase)):
             assert sp.bulk_smem_bytes(case) * case.blocks_per_sm <= 227 * 1024, case
 
 
 @pytest.mark.parametrize("case", [sp.BulkCase(16384, 8, 3), sp.BulkCase(100, 2), sp.BulkCase(16384, 8, 1, 0),
-                                  sp.BulkCase(16384, 8, 1, 32), sp.LdgCase(100, 8, 1), sp.LdgCase(256, 0, 1)])
+                                  sp.BulkCase(16384, 8, 1, 32), sp.LdgCase(100, 8, 1), sp.LdgCase(256, 0, 1),
+                                  sp.RingCase(100), sp.RingCase(16384, 8, 0), sp.RingCase(16384, 8, 16, 17),
+                                  sp.RingCase(16384, 0)])
 def test_bad_cases_are_refused(case):
     with pytest.raises(ValueError, match="stream_probe"):
         sp.probe_spec(case, "sm_90a")
@@ -67,7 +75,9 @@ def test_negative_reservation_is_refused(capsys):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", [sp.LdgCase(256, 8, 2), sp.LdgCase(128, 16, 4), sp.BulkCase(4096, 4, 2, 4, 1, 0, 1),
-                                  sp.BulkCase(16384, 8, 1, 8, 1, 300, 2), sp.BulkCase(8192, 3, 4, 12, 1, 0, 1)])
+                                  sp.BulkCase(16384, 8, 1, 8, 1, 300, 2), sp.BulkCase(8192, 3, 4, 12, 1, 0, 1),
+                                  sp.RingCase(4096, 4, 2, 4, 1, 0, 1), sp.RingCase(16384, 8, 8, 8, 1, 300, 2),
+                                  sp.RingCase(32768, 3, 16, 12, 1, 0, 1)])
 def test_probes_stream_every_byte_once(case):
     """sink[0] = the XOR of every 32-bit word the probe read: equal to the XOR of the whole buffer (random words, a
     fresh buffer per case) exactly when every word was read once.  Two launches (the ring's parities carry across a
@@ -75,7 +85,7 @@ def test_probes_stream_every_byte_once(case):
     from vllm_humming.jit import current_arch, load_kernel
 
     if torch.cuda.get_device_capability()[0] < 9:
-        pytest.skip("probe_bulk needs sm_90 (bulk copies)")
+        pytest.skip("probe_bulk / probe_ring need sm_90 (bulk copies, mbarrier waits)")
     dev = torch.cuda.current_device()
     nbytes = 3 << 20   # 3 MB: 96 slots of 32 KB, 768 of 4 KB: several per block on 132 SMs
     buf = torch.randint(-2**31, 2**31 - 1, (nbytes // 4,), dtype=torch.int32, device=dev)

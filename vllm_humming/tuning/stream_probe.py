@@ -2,14 +2,15 @@
 
 The kernels are ``kernels/include/humming/stream_probe.cuh`` (``probe_ldg``: loads straight into registers, as the
 direct decode kernels do; ``probe_bulk``: a producer thread filling a shared-memory ring with bulk copies for consumer
-warps, as the warp-specialized bulk kernel does).  Each case streams one buffer of a layer's int4 weight bytes per
+warps, as the warp-specialized bulk kernel does; ``probe_ring``: load warps filling such a ring with 16-byte cp.async
+copies, a layout no kernel of ours has yet -- NOTES session 50).  Each case streams one buffer of a layer's int4 weight bytes per
 launch, over enough copies of the buffer to exceed L2, timed as the bench times a layer (one CUDA graph calling every
 copy once, 25 ms of warm-up replays, median of ``replays``; :func:`vllm_humming.tuning.sweep.time_graph`).
 
     python -m vllm_humming.tuning.stream_probe [--sizes wide,long,small] [--json out.json]
 
 prints one line per case: the case, µs per launch and TB/s, for each buffer.  ``--cases`` picks a subset by name
-prefix (``ldg``, ``bulk``).  Why this exists: NOTES session 49.
+prefix (``ldg``, ``bulk``, ``ring``).  Why this exists: NOTES session 49.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 from dataclasses import dataclass, asdict
 from typing import Dict, List, Optional, Sequence
 
-__all__ = ["LdgCase", "BulkCase", "SIZES", "default_cases", "streamed_bytes", "probe_spec", "bulk_smem_bytes", "main"]
+__all__ = ["LdgCase", "BulkCase", "RingCase", "SIZES", "default_cases", "streamed_bytes", "probe_spec", "bulk_smem_bytes", "main"]
 
 # weight bytes of the int4 layers of the issue's table (packed codes only: N * K / 2)
 SIZES: Dict[str, int] = {
@@ -70,14 +71,40 @@ class BulkCase:
         return self.slot * self.stages * self.blocks_per_sm
 
 
-def bulk_smem_bytes(case: BulkCase) -> int:
-    """Dynamic shared memory of one probe_bulk block: the ring plus two mbarriers per slot."""
+@dataclass(frozen=True)
+class RingCase:
+    """probe_ring: ``load_warps`` warps fill a ring of ``stages`` slots of ``slot`` bytes with 16-byte cp.async
+    copies (each lane its share of every slot); ``cons_warps`` consumer warps as in BulkCase."""
+    slot: int = 16384
+    stages: int = 8
+    load_warps: int = 4
+    cons_warps: int = 8
+    touch: int = 1
+    hold: int = 0
+    blocks_per_sm: int = 1
+
+    @property
+    def name(self) -> str:
+        return (f"ring_s{self.slot // 1024}k_x{self.stages}_l{self.load_warps}_w{self.cons_warps}_t{self.touch}"
+                f"_h{self.hold}_b{self.blocks_per_sm}")
+
+    def in_flight_per_sm(self) -> int:
+        return self.slot * self.stages * self.blocks_per_sm
+
+
+def bulk_smem_bytes(case) -> int:
+    """Dynamic shared memory of one probe_bulk / probe_ring block: the ring plus two mbarriers per slot."""
     return case.slot * case.stages + 16 * case.stages
 
 
 def _check(case) -> None:
     if isinstance(case, LdgCase):
         if case.threads % 32 or not 32 <= case.threads <= 1024 or case.unroll < 1 or case.blocks_per_sm < 1:
+            raise ValueError(f"stream_probe: bad case {case}")
+        return
+    if isinstance(case, RingCase):
+        if (case.slot % 16 or case.load_warps < 1 or case.cons_warps < 1 or case.load_warps + case.cons_warps > 32
+                or case.stages < 1 or case.blocks_per_sm < 1 or case.hold < 0):
             raise ValueError(f"stream_probe: bad case {case}")
         return
     if case.slot % 16 or case.slot % case.pieces or (case.slot // case.pieces) % 16:
@@ -101,6 +128,13 @@ def default_cases() -> List[object]:
     for hold in (400, 800, 1200):
         out.append(BulkCase(16384, 8, 1, 8, 1, hold, 1))
         out.append(BulkCase(16384, 12, 1, 8, 1, hold, 1))
+    # session 50: load warps with cp.async (4-16 of them: 2-8 KB of 16-byte requests per round), 8 consumer warps,
+    # 64-192 KB rings; then holding each slot as the math would
+    for slot, stages, load in ((8192, 8, 4), (16384, 8, 4), (16384, 8, 8), (16384, 12, 8), (32768, 4, 8),
+                               (16384, 8, 16)):
+        out.append(RingCase(slot, stages, load, 8, 1, 0, 1))
+    for hold in (800, 1200):
+        out.append(RingCase(16384, 8, 8, 8, 1, hold, 1))
     return out
 
 
@@ -115,6 +149,13 @@ def probe_spec(case, arch: str):
                f'extern "C" __global__ void __launch_bounds__({case.threads}) {name}(const uint4* __restrict__ src, '
                'long long n16, uint32_t* __restrict__ sink) {\n'
                f'  humming::probe_ldg<{case.threads}, {case.unroll}>(src, n16, sink);\n}}\n')
+    elif isinstance(case, RingCase):
+        name = "humming_probe_ring"
+        src = ('#include "humming/stream_probe.cuh"\n'
+               f'extern "C" __global__ void __launch_bounds__(1024) {name}(const uint8_t* __restrict__ src, '
+               'long long nslots, int slot, int stages, int load_warps, int cons_warps, int touch, unsigned hold, '
+               'uint32_t* __restrict__ sink) {\n'
+               '  humming::probe_ring(src, nslots, slot, stages, load_warps, cons_warps, touch, hold, sink);\n}\n')
     else:
         name = "humming_probe_bulk"
         src = ('#include "humming/stream_probe.cuh"\n'
@@ -140,6 +181,10 @@ def _launcher(case, fn, buf, sink, sms: int):
     grid = sms * case.blocks_per_sm
     smem = bulk_smem_bytes(case)
     fn.set_max_smem(smem)
+    if isinstance(case, RingCase):
+        args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case.load_warps, case.cons_warps,
+                case.touch, ctypes.c_uint32(case.hold), sink)
+        return lambda: fn.launch(grid, 32 * (case.cons_warps + case.load_warps), smem, None, args)
     args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case.pieces, case.cons_warps,
             case.touch, ctypes.c_uint32(case.hold), sink)
     return lambda: fn.launch(grid, 32 * (case.cons_warps + 1), smem, None, args)

@@ -5,7 +5,8 @@
 // Why: at 16 tokens every design measured on the H200 sits at 24-29 us on the 28672x4096 int4 layer while the
 // one-token kernel streams the same bytes in 16.6 us (NOTES sessions 44-47).  The warp-specialized bulk kernel's copy
 // skeleton was never timed on the H200; a 16-token kernel built on a skeleton that cannot stream at ~3.6 TB/s cannot
-// reach the issue's 2.8x.  These probes answer that for the two ways our kernels load weights:
+// reach the issue's 2.8x.  These probes answer that for the two ways our kernels load weights (and probe_ring, below,
+// for a third that none of them uses yet):
 //
 //   probe_ldg   every thread loads 16-byte vectors straight into registers (the "direct" decode kernels): a block owns
 //               one contiguous run of the buffer and its threads stride through it, `unroll` loads in flight each.
@@ -102,6 +103,81 @@ HUMMING_DEVICE void probe_bulk(const uint8_t* __restrict__ src, long long nslots
       }
     }
     if (hold_cycles) {   // SM clock cycles (the global timer ticks too coarsely for sub-microsecond holds)
+      const long long t0 = clock64();
+      while (clock64() - t0 < (long long)hold_cycles) {
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty + s);
+    if (++s == stages) {
+      s = 0;
+      phase ^= 1u;
+    }
+  }
+  atomicXor(sink, acc);
+#else
+  __trap();
+#endif
+}
+
+// Dynamic shared memory as probe_bulk's.  Block size: (cons_warps + load_warps) * 32; the last load_warps warps load.
+// A decode kernel with dedicated LOAD WARPS (session 50's next experiment): the direct decode keeps its rate by having
+// 28 warps' register rings of 16-byte requests in flight (NOTES session 50: halving the warps halved what hid the
+// latency), but those same warps do the math.  Here `load_warps` warps fill a ring of `stages` slots of `slot` bytes
+// with 16-byte cp.async copies -- every lane its share of each slot -- and each lane's arrival on the slot's `full`
+// mbarrier is made by the hardware once its copies have landed (cp.async.mbarrier.arrive.noinc: the loaders never
+// wait for their own copies); the consumer warps are probe_bulk's.
+HUMMING_DEVICE void probe_ring(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int load_warps,
+                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
+#if HUMMING_HAS_BULK
+  extern __shared__ __align__(128) uint8_t probe_smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
+  uint64_t* empty = full + stages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int loaders = load_warps * 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(full + s, loaders);         // one (hardware-made) arrival per loader thread
+      mbar_init(empty + s, cons_warps);     // one arrival per consumer warp
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
+  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
+  const int vecs = slot / 16;
+  if (warp >= cons_warps) {   // loaders
+    const int t = threadIdx.x - cons_warps * 32;
+    int s = 0;
+    uint32_t phase = 0;
+    for (long long i = 0; i < cnt; ++i) {
+      mbar_wait(empty + s, phase ^ 1u);
+      const uint8_t* g = src + (beg + i) * slot;
+      uint8_t* d = probe_smem + (size_t)s * slot;
+      for (int j = t; j < vecs; j += loaders) copy16_async(d + j * 16, g + j * 16, true);
+      mbar_arrive_cp_async(full + s);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1u;
+      }
+    }
+    cp_async_commit();   // (nothing may be in flight when a thread exits)
+    cp_async_wait<0>();
+    return;
+  }
+  uint32_t acc = 0;
+  int s = 0;
+  uint32_t phase = 0;
+  for (long long i = 0; i < cnt; ++i) {
+    mbar_wait(full + s, phase);
+    if (touch) {
+      const uint4* v = reinterpret_cast<const uint4*>(probe_smem + (size_t)s * slot);
+      for (int j = threadIdx.x; j < vecs; j += cons_warps * 32) {
+        const uint4 t = v[j];
+        acc ^= t.x ^ t.y ^ t.z ^ t.w;
+      }
+    }
+    if (hold_cycles) {
       const long long t0 = clock64();
       while (clock64() - t0 < (long long)hold_cycles) {
       }
