@@ -49,11 +49,37 @@ class LdgCase:
         return self.threads * self.unroll * 16 * self.blocks_per_sm
 
 
+class _SlotRingCase:
+    """What probe_bulk and probe_ring cases share: a ring of ``stages`` slots of ``slot`` bytes per block, filled by
+    ``producer_warps`` warps for ``cons_warps`` consumer warps that read each slot (``touch``) and hold it ``hold``
+    SM cycles; ``blocks_per_sm`` persistent blocks per SM.  ``_fill`` (pieces / load warps) is the one kernel argument
+    in which they differ, ``_tag`` its letter in the name."""
+    _kind = _tag = ""
+
+    @property
+    def _fill(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def producer_warps(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def threads(self) -> int:
+        return 32 * (self.cons_warps + self.producer_warps)
+
+    @property
+    def name(self) -> str:
+        return (f"{self._kind}_s{self.slot // 1024}k_x{self.stages}_{self._tag}{self._fill}_w{self.cons_warps}"
+                f"_t{self.touch}_h{self.hold}_b{self.blocks_per_sm}")
+
+    def in_flight_per_sm(self) -> int:
+        return self.slot * self.stages * self.blocks_per_sm
+
+
 @dataclass(frozen=True)
-class BulkCase:
-    """probe_bulk: a ring of ``stages`` slots of ``slot`` bytes, ``pieces`` bulk copies per slot, ``cons_warps``
-    consumer warps that read the slot (``touch``) and hold it ``hold`` SM cycles before releasing it;
-    ``blocks_per_sm`` persistent blocks per SM."""
+class BulkCase(_SlotRingCase):
+    """probe_bulk: one producer thread, ``pieces`` bulk copies per slot (the rest: _SlotRingCase)."""
     slot: int = 16384
     stages: int = 8
     pieces: int = 1
@@ -61,20 +87,21 @@ class BulkCase:
     touch: int = 1
     hold: int = 0
     blocks_per_sm: int = 1
+    _kind, _tag = "bulk", "p"
 
     @property
-    def name(self) -> str:
-        return (f"bulk_s{self.slot // 1024}k_x{self.stages}_p{self.pieces}_w{self.cons_warps}_t{self.touch}"
-                f"_h{self.hold}_b{self.blocks_per_sm}")
+    def _fill(self) -> int:
+        return self.pieces
 
-    def in_flight_per_sm(self) -> int:
-        return self.slot * self.stages * self.blocks_per_sm
+    @property
+    def producer_warps(self) -> int:
+        return 1
 
 
 @dataclass(frozen=True)
-class RingCase:
-    """probe_ring: ``load_warps`` warps fill a ring of ``stages`` slots of ``slot`` bytes with 16-byte cp.async
-    copies (each lane its share of every slot); ``cons_warps`` consumer warps as in BulkCase."""
+class RingCase(_SlotRingCase):
+    """probe_ring: ``load_warps`` warps fill the ring with 16-byte cp.async copies, each lane its share of every
+    slot (the rest: _SlotRingCase)."""
     slot: int = 16384
     stages: int = 8
     load_warps: int = 4
@@ -82,17 +109,18 @@ class RingCase:
     touch: int = 1
     hold: int = 0
     blocks_per_sm: int = 1
+    _kind, _tag = "ring", "l"
 
     @property
-    def name(self) -> str:
-        return (f"ring_s{self.slot // 1024}k_x{self.stages}_l{self.load_warps}_w{self.cons_warps}_t{self.touch}"
-                f"_h{self.hold}_b{self.blocks_per_sm}")
+    def _fill(self) -> int:
+        return self.load_warps
 
-    def in_flight_per_sm(self) -> int:
-        return self.slot * self.stages * self.blocks_per_sm
+    @property
+    def producer_warps(self) -> int:
+        return self.load_warps
 
 
-def bulk_smem_bytes(case) -> int:
+def bulk_smem_bytes(case: _SlotRingCase) -> int:
     """Dynamic shared memory of one probe_bulk / probe_ring block: the ring plus two mbarriers per slot."""
     return case.slot * case.stages + 16 * case.stages
 
@@ -102,14 +130,10 @@ def _check(case) -> None:
         if case.threads % 32 or not 32 <= case.threads <= 1024 or case.unroll < 1 or case.blocks_per_sm < 1:
             raise ValueError(f"stream_probe: bad case {case}")
         return
-    if isinstance(case, RingCase):
-        if (case.slot % 16 or case.load_warps < 1 or case.cons_warps < 1 or case.load_warps + case.cons_warps > 32
-                or case.stages < 1 or case.blocks_per_sm < 1 or case.hold < 0):
-            raise ValueError(f"stream_probe: bad case {case}")
-        return
-    if case.slot % 16 or case.slot % case.pieces or (case.slot // case.pieces) % 16:
+    if isinstance(case, BulkCase) and (case.pieces < 1 or case.slot % case.pieces or (case.slot // case.pieces) % 16):
         raise ValueError(f"stream_probe: {case.name}: the slot and each piece must be multiples of 16 bytes")
-    if not 1 <= case.cons_warps <= 31 or case.stages < 1 or case.blocks_per_sm < 1 or case.hold < 0:
+    if (case.slot % 16 or case.cons_warps < 1 or case.producer_warps < 1 or case.threads > 1024 or case.stages < 1
+            or case.blocks_per_sm < 1 or case.hold < 0):
         raise ValueError(f"stream_probe: bad case {case}")
 
 
@@ -181,13 +205,9 @@ def _launcher(case, fn, buf, sink, sms: int):
     grid = sms * case.blocks_per_sm
     smem = bulk_smem_bytes(case)
     fn.set_max_smem(smem)
-    if isinstance(case, RingCase):
-        args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case.load_warps, case.cons_warps,
-                case.touch, ctypes.c_uint32(case.hold), sink)
-        return lambda: fn.launch(grid, 32 * (case.cons_warps + case.load_warps), smem, None, args)
-    args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case.pieces, case.cons_warps,
+    args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case._fill, case.cons_warps,
             case.touch, ctypes.c_uint32(case.hold), sink)
-    return lambda: fn.launch(grid, 32 * (case.cons_warps + 1), smem, None, args)
+    return lambda: fn.launch(grid, case.threads, smem, None, args)
 
 
 def run(cases: Sequence[object], sizes: Sequence[str], replays: int = 20, min_bytes: int = 320 << 20,

@@ -48,130 +48,37 @@ HUMMING_DEVICE void probe_ldg(const uint4* __restrict__ src, long long n16, uint
   atomicXor(sink, acc);
 }
 
-// Dynamic shared memory: stages * slot bytes of ring + 2 * stages mbarriers.  Block size: (cons_warps + 1) * 32; the
-// last warp is the producer.  nslots = buffer bytes / slot; block b owns slots [b * nslots / grid, ...).
-HUMMING_DEVICE void probe_bulk(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int pieces,
-                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
 #if HUMMING_HAS_BULK
-  extern __shared__ __align__(128) uint8_t probe_smem[];
-  uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
-  uint64_t* empty = full + stages;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+// The rings' mbarriers: `full` expects `full_count` arrivals per phase, `empty` one per consumer warp; then a block
+// barrier, so no thread waits on an uninitialized one.
+HUMMING_DEVICE void probe_ring_init(uint64_t* full, uint64_t* empty, int stages, int full_count, int cons_warps) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      mbar_init(full + s, 1);               // the producer's arrive.expect_tx; the copies settle the bytes
-      mbar_init(empty + s, cons_warps);     // one arrival per consumer warp
+      mbar_init(full + s, full_count);
+      mbar_init(empty + s, cons_warps);
     }
     mbar_fence_init();
   }
   __syncthreads();
-  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
-  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
-  if (warp == cons_warps) {   // producer: one thread issues every copy
-    if (lane == 0) {
-      const uint32_t piece = (uint32_t)(slot / pieces);
-      const uint64_t policy = make_l2_evict_first();
-      // slot index and phase kept incrementally (a 64-bit i % stages per slot is a ~100-cycle software division:
-      // the first version spent ~0.45 us per slot in the consumers on it -- session 49, call A)
-      int s = 0;
-      uint32_t phase = 0;
-      for (long long i = 0; i < cnt; ++i) {
-        mbar_wait(empty + s, phase ^ 1u);
-        mbar_arrive_expect_tx(full + s, (uint32_t)slot);
-        const uint8_t* g = src + (beg + i) * slot;
-        for (int p = 0; p < pieces; ++p)
-          bulk_copy_g2s_hint(probe_smem + (size_t)s * slot + p * piece, g + p * piece, piece, full + s, policy);
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1u;
-        }
-      }
-    }
-    return;
-  }
-  uint32_t acc = 0;
-  const int vecs = slot / 16;
-  int s = 0;
-  uint32_t phase = 0;
-  for (long long i = 0; i < cnt; ++i) {
-    mbar_wait(full + s, phase);
-    if (touch) {
-      const uint4* v = reinterpret_cast<const uint4*>(probe_smem + (size_t)s * slot);
-      for (int j = threadIdx.x; j < vecs; j += cons_warps * 32) {
-        const uint4 t = v[j];
-        acc ^= t.x ^ t.y ^ t.z ^ t.w;
-      }
-    }
-    if (hold_cycles) {   // SM clock cycles (the global timer ticks too coarsely for sub-microsecond holds)
-      const long long t0 = clock64();
-      while (clock64() - t0 < (long long)hold_cycles) {
-      }
-    }
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty + s);
-    if (++s == stages) {
-      s = 0;
-      phase ^= 1u;
-    }
-  }
-  atomicXor(sink, acc);
-#else
-  __trap();
-#endif
 }
 
-// Dynamic shared memory as probe_bulk's.  Block size: (cons_warps + load_warps) * 32; the last load_warps warps load.
-// A decode kernel with dedicated LOAD WARPS (session 50's next experiment): the direct decode keeps its rate by having
-// 28 warps' register rings of 16-byte requests in flight (NOTES session 50: halving the warps halved what hid the
-// latency), but those same warps do the math.  Here `load_warps` warps fill a ring of `stages` slots of `slot` bytes
-// with 16-byte cp.async copies -- every lane its share of each slot -- and each lane's arrival on the slot's `full`
-// mbarrier is made by the hardware once its copies have landed (cp.async.mbarrier.arrive.noinc: the loaders never
-// wait for their own copies); the consumer warps are probe_bulk's.
-HUMMING_DEVICE void probe_ring(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int load_warps,
-                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
-#if HUMMING_HAS_BULK
-  extern __shared__ __align__(128) uint8_t probe_smem[];
-  uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
-  uint64_t* empty = full + stages;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int loaders = load_warps * 32;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbar_init(full + s, loaders);         // one (hardware-made) arrival per loader thread
-      mbar_init(empty + s, cons_warps);     // one arrival per consumer warp
-    }
-    mbar_fence_init();
-  }
-  __syncthreads();
-  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
-  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
+// The consumer warps (threads 0 .. 32 * cons_warps - 1) of probe_bulk and probe_ring: for each of the block's `cnt`
+// slots, wait until it is full, optionally read it (`touch`: every 16-byte vector once, XOR-reduced), optionally hold
+// it `hold_cycles` SM cycles (a stand-in for the math; clock64, since the global timer ticks too coarsely for
+// sub-microsecond holds), and release it with one arrival per warp.  Slot index and phase are kept incrementally (a
+// 64-bit i % stages per slot is a ~100-cycle software division: the first version spent ~0.45 us per slot on it --
+// session 49, call A).  The XOR of everything read goes to sink[0].
+HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t* empty, long long cnt, int slot,
+                                  int stages, int cons_warps, int touch, uint32_t hold_cycles, uint32_t* sink) {
+  const int lane = threadIdx.x % 32;
   const int vecs = slot / 16;
-  if (warp >= cons_warps) {   // loaders
-    const int t = threadIdx.x - cons_warps * 32;
-    int s = 0;
-    uint32_t phase = 0;
-    for (long long i = 0; i < cnt; ++i) {
-      mbar_wait(empty + s, phase ^ 1u);
-      const uint8_t* g = src + (beg + i) * slot;
-      uint8_t* d = probe_smem + (size_t)s * slot;
-      for (int j = t; j < vecs; j += loaders) copy16_async(d + j * 16, g + j * 16, true);
-      mbar_arrive_cp_async(full + s);
-      if (++s == stages) {
-        s = 0;
-        phase ^= 1u;
-      }
-    }
-    cp_async_commit();   // (nothing may be in flight when a thread exits)
-    cp_async_wait<0>();
-    return;
-  }
   uint32_t acc = 0;
   int s = 0;
   uint32_t phase = 0;
   for (long long i = 0; i < cnt; ++i) {
     mbar_wait(full + s, phase);
     if (touch) {
-      const uint4* v = reinterpret_cast<const uint4*>(probe_smem + (size_t)s * slot);
+      const uint4* v = reinterpret_cast<const uint4*>(ring + (size_t)s * slot);
       for (int j = threadIdx.x; j < vecs; j += cons_warps * 32) {
         const uint4 t = v[j];
         acc ^= t.x ^ t.y ^ t.z ^ t.w;
@@ -190,6 +97,85 @@ HUMMING_DEVICE void probe_ring(const uint8_t* __restrict__ src, long long nslots
     }
   }
   atomicXor(sink, acc);
+}
+#endif
+
+// Dynamic shared memory: stages * slot bytes of ring + 2 * stages mbarriers.  Block size: (cons_warps + 1) * 32; the
+// last warp is the producer.  nslots = buffer bytes / slot; block b owns slots [b * nslots / grid, ...).
+HUMMING_DEVICE void probe_bulk(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int pieces,
+                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
+#if HUMMING_HAS_BULK
+  extern __shared__ __align__(128) uint8_t probe_smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
+  uint64_t* empty = full + stages;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  probe_ring_init(full, empty, stages, 1, cons_warps);   // full: the producer's arrive.expect_tx (copies add bytes)
+  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
+  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
+  if (warp == cons_warps) {   // producer: one thread issues every copy
+    if (lane == 0) {
+      const uint32_t piece = (uint32_t)(slot / pieces);
+      const uint64_t policy = make_l2_evict_first();
+      int s = 0;
+      uint32_t phase = 0;
+      for (long long i = 0; i < cnt; ++i) {
+        mbar_wait(empty + s, phase ^ 1u);
+        mbar_arrive_expect_tx(full + s, (uint32_t)slot);
+        const uint8_t* g = src + (beg + i) * slot;
+        for (int p = 0; p < pieces; ++p)
+          bulk_copy_g2s_hint(probe_smem + (size_t)s * slot + p * piece, g + p * piece, piece, full + s, policy);
+        if (++s == stages) {
+          s = 0;
+          phase ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+  probe_consume(probe_smem, full, empty, cnt, slot, stages, cons_warps, touch, hold_cycles, sink);
+#else
+  __trap();
+#endif
+}
+
+// Dynamic shared memory as probe_bulk's.  Block size: (cons_warps + load_warps) * 32; the last load_warps warps load.
+// A decode kernel with dedicated LOAD WARPS (session 50's next experiment): the direct decode keeps its rate by having
+// 28 warps' register rings of 16-byte requests in flight (NOTES session 50: halving the warps halved what hid the
+// latency), but those same warps do the math.  Here `load_warps` warps fill a ring of `stages` slots of `slot` bytes
+// with 16-byte cp.async copies -- every lane its share of each slot -- and each lane's arrival on the slot's `full`
+// mbarrier is made by the hardware once its copies have landed (cp.async.mbarrier.arrive.noinc: the loaders never
+// wait for their own copies); the consumer warps are probe_bulk's (probe_consume).
+HUMMING_DEVICE void probe_ring(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int load_warps,
+                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
+#if HUMMING_HAS_BULK
+  extern __shared__ __align__(128) uint8_t probe_smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
+  uint64_t* empty = full + stages;
+  const int loaders = load_warps * 32;
+  probe_ring_init(full, empty, stages, loaders, cons_warps);   // full: one (hardware-made) arrival per loader thread
+  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
+  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
+  if (threadIdx.x >= cons_warps * 32) {   // loaders
+    const int t = threadIdx.x - cons_warps * 32;
+    const int vecs = slot / 16;
+    int s = 0;
+    uint32_t phase = 0;
+    for (long long i = 0; i < cnt; ++i) {
+      mbar_wait(empty + s, phase ^ 1u);
+      const uint8_t* g = src + (beg + i) * slot;
+      uint8_t* d = probe_smem + (size_t)s * slot;
+      for (int j = t; j < vecs; j += loaders) copy16_async(d + j * 16, g + j * 16, true);
+      mbar_arrive_cp_async(full + s);
+      if (++s == stages) {
+        s = 0;
+        phase ^= 1u;
+      }
+    }
+    cp_async_commit();   // (nothing may be in flight when a thread exits)
+    cp_async_wait<0>();
+    return;
+  }
+  probe_consume(probe_smem, full, empty, cnt, slot, stages, cons_warps, touch, hold_cycles, sink);
 #else
   __trap();
 #endif
