@@ -21,6 +21,12 @@ gpu_suites() {  # TIMEOUT_S
     tests/test_prefill_chunks.py tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py \
     tests/test_moe_gpu.py tests/test_act_quant_gpu.py -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
   grep -E "FAILED|passed|failed" "$OUT/gpu_tests.log" | cut -c1-200 | tail -12
+  # A failure among the workers can be their contention for the one GPU's memory (session 51): rerun pytest's
+  # last-failed set alone, with tracebacks -- a real failure fails again there.
+  if [ -n "$par" ] && grep -qE "[0-9]+ failed" "$OUT/gpu_tests.log"; then
+    step 240 python3 -m pytest -q --tb=short -rf -p no:xdist -m gpu --lf tests/ >"$OUT/gpu_tests_rerun.log" 2>&1
+    echo "-- the failures rerun alone:"; grep -E "FAILED|passed|failed" "$OUT/gpu_tests_rerun.log" | cut -c1-200 | tail -8
+  fi
 }
 e2e_fixtures() {
   [ -d .shared_fixtures ] || { echo "e2e: .shared_fixtures not carried"; return; }

@@ -71,3 +71,19 @@ def emulated(monkeypatch, tmp_path_factory):
     work = tmp_path_factory.getbasetemp() / "emu"
     os.makedirs(work, exist_ok=True)
     return emu_launch.emulate_jit(monkeypatch, work)
+
+
+@pytest.fixture(autouse=True)
+def _release_cuda_cache_between_gpu_tests(request):
+    """Under pytest-xdist several worker processes share the one GPU, and each keeps the blocks its caching allocator
+    has freed: a worker that just ran a 28672-row layer holds gigabytes that another worker's big layer then cannot
+    get (session 51: 16 out-of-memory failures among 8 workers, all 105 of them passing serially).  After each GPU
+    test, hand the cached blocks back to the driver (only where the test initialized CUDA)."""
+    yield
+    if request.node.get_closest_marker("gpu") is None or "torch" not in sys.modules:
+        return
+    import torch
+
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
