@@ -13,13 +13,19 @@ step() { local t=$1; shift; echo "== $*"; timeout "$t" "$@"; }
 # Every GPU suite (log in $OUT/gpu_tests.log) and the e2e fixture models (when .shared_fixtures was carried).  With
 # pytest-xdist (in the device image) 8 workers share the GPU: on a cold JIT cache the suites are NVRTC-bound, and all
 # of them ran in 6.3 minutes that way (session 24) instead of ~35 serially.
-gpu_suites() {  # TIMEOUT_S
+# gpu_suites TIMEOUT [PART]: PART 1 = the pipelines suite (~780 tests), 2 = the other nine files (~690); no PART =
+# all of them, which no longer fit one 600 s call on a cold cache (session 51: cut off at 99 % after 560 s, H100).
+gpu_suites() {  # TIMEOUT_S [PART]
   local par=""; python3 -c "import xdist" 2>/dev/null && par="-n 8 --dist load"
+  local one="tests/test_gemm_pipelines_gpu.py"
+  local two="tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_ops_gpu.py tests/test_prefill_chunks.py
+    tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py tests/test_moe_gpu.py
+    tests/test_act_quant_gpu.py"
+  local files
+  case "${2:-all}" in 1) files=$one ;; 2) files=$two ;; *) files="$one $two" ;; esac
   # (-v: one line per test with its name, so a run cut off by its time limit still names its failures -- session 38's
   # call C showed only "F"s)
-  step "$1" python3 -m pytest -v --tb=short -rf $par -m gpu tests/test_gemm_gpu.py tests/test_gemm_direct_gpu.py tests/test_gemm_pipelines_gpu.py tests/test_ops_gpu.py \
-    tests/test_prefill_chunks.py tests/test_dequant_weight.py tests/test_jit_gpu.py tests/test_splitk_reducers_gpu.py \
-    tests/test_moe_gpu.py tests/test_act_quant_gpu.py -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
+  step "$1" python3 -m pytest -v --tb=short -rf $par -m gpu $files -k "not overhead" >"$OUT/gpu_tests.log" 2>&1
   grep -E "FAILED|passed|failed" "$OUT/gpu_tests.log" | cut -c1-200 | tail -12
   # A failure among the workers can be their contention for the one GPU's memory (session 51): rerun pytest's
   # last-failed set alone, with tracebacks -- a real failure fails again there.
