@@ -70,8 +70,9 @@ class _SlotRingCase:
 
     @property
     def name(self) -> str:
+        dyn = getattr(self, "dyn", 0)
         return (f"{self._kind}_s{self.slot // 1024}k_x{self.stages}_{self._tag}{self._fill}_w{self.cons_warps}"
-                f"_t{self.touch}_h{self.hold}_b{self.blocks_per_sm}")
+                f"_t{self.touch}_h{self.hold}_b{self.blocks_per_sm}" + (f"_d{dyn}" if dyn else ""))
 
     def in_flight_per_sm(self) -> int:
         return self.slot * self.stages * self.blocks_per_sm
@@ -79,7 +80,8 @@ class _SlotRingCase:
 
 @dataclass(frozen=True)
 class BulkCase(_SlotRingCase):
-    """probe_bulk: one producer thread, ``pieces`` bulk copies per slot (the rest: _SlotRingCase)."""
+    """probe_bulk: one producer thread, ``pieces`` bulk copies per slot; ``dyn`` > 0: blocks take chunks of ``dyn``
+    slots from a global counter instead of owning a fixed run (the rest: _SlotRingCase)."""
     slot: int = 16384
     stages: int = 8
     pieces: int = 1
@@ -87,6 +89,7 @@ class BulkCase(_SlotRingCase):
     touch: int = 1
     hold: int = 0
     blocks_per_sm: int = 1
+    dyn: int = 0
     _kind, _tag = "bulk", "p"
 
     @property
@@ -121,8 +124,8 @@ class RingCase(_SlotRingCase):
 
 
 def bulk_smem_bytes(case: _SlotRingCase) -> int:
-    """Dynamic shared memory of one probe_bulk / probe_ring block: the ring plus two mbarriers per slot."""
-    return case.slot * case.stages + 16 * case.stages
+    """Dynamic shared memory of one probe_bulk / probe_ring block: the ring plus two mbarriers and a flag per slot."""
+    return case.slot * case.stages + 20 * case.stages
 
 
 def _check(case) -> None:
@@ -133,7 +136,7 @@ def _check(case) -> None:
     if isinstance(case, BulkCase) and (case.pieces < 1 or case.slot % case.pieces or (case.slot // case.pieces) % 16):
         raise ValueError(f"stream_probe: {case.name}: the slot and each piece must be multiples of 16 bytes")
     if (case.slot % 16 or case.cons_warps < 1 or case.producer_warps < 1 or case.threads > 1024 or case.stages < 1
-            or case.blocks_per_sm < 1 or case.hold < 0):
+            or case.blocks_per_sm < 1 or case.hold < 0 or getattr(case, "dyn", 0) < 0):
         raise ValueError(f"stream_probe: bad case {case}")
 
 
@@ -159,6 +162,11 @@ def default_cases() -> List[object]:
         out.append(RingCase(slot, stages, load, 8, 1, 0, 1))
     for hold in (800, 1200):
         out.append(RingCase(16384, 8, 8, 8, 1, hold, 1))
+    # session 51: the holds cost 6-27 % with each block owning a fixed run of slots, though they fit the per-SM byte
+    # budget -- the same rings taking chunks of 1 / 2 / 4 slots from a global counter
+    for hold in (0, 400, 800, 1200):
+        for dyn in (1, 2, 4):
+            out.append(BulkCase(16384, 8, 1, 8, 1, hold, 1, dyn))
     return out
 
 
@@ -185,8 +193,9 @@ def probe_spec(case, arch: str):
         src = ('#include "humming/stream_probe.cuh"\n'
                f'extern "C" __global__ void __launch_bounds__(1024) {name}(const uint8_t* __restrict__ src, '
                'long long nslots, int slot, int stages, int pieces, int cons_warps, int touch, unsigned hold, '
-               'uint32_t* __restrict__ sink) {\n'
-               '  humming::probe_bulk(src, nslots, slot, stages, pieces, cons_warps, touch, hold, sink);\n}\n')
+               'uint32_t* __restrict__ sink, int dyn, unsigned long long* __restrict__ sched) {\n'
+               '  humming::probe_bulk(src, nslots, slot, stages, pieces, cons_warps, touch, hold, sink, dyn, sched);'
+               '\n}\n')
     return KernelSpec(name=name, source=src, arch=arch, config={"kernel": "stream_probe", "case": asdict(case)})
 
 
@@ -195,8 +204,9 @@ def streamed_bytes(case, nbytes: int) -> int:
     return nbytes if isinstance(case, LdgCase) else nbytes // case.slot * case.slot
 
 
-def _launcher(case, fn, buf, sink, sms: int):
-    """A zero-argument callable launching ``case`` once over ``buf`` on the current stream."""
+def _launcher(case, fn, buf, sink, sms: int, sched=None):
+    """A zero-argument callable launching ``case`` once over ``buf`` on the current stream.  ``sched``: probe_bulk's
+    two 64-bit scheduling counters (zeros; the kernel leaves them zero), allocated here when not given."""
     nbytes = buf.numel()
     if isinstance(case, LdgCase):
         grid = sms * case.blocks_per_sm
@@ -207,6 +217,12 @@ def _launcher(case, fn, buf, sink, sms: int):
     fn.set_max_smem(smem)
     args = (buf, ctypes.c_int64(nbytes // case.slot), case.slot, case.stages, case._fill, case.cons_warps,
             case.touch, ctypes.c_uint32(case.hold), sink)
+    if isinstance(case, BulkCase):
+        if sched is None:
+            import torch
+
+            sched = torch.zeros(2, dtype=torch.int64, device=buf.device)
+        args = args + (case.dyn, sched)
     return lambda: fn.launch(grid, case.threads, smem, None, args)
 
 
@@ -246,6 +262,7 @@ def _run_cases(cases, sizes, replays, min_bytes, dev, sms, arch, out) -> List[di
 
     rows = []
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    sched = torch.zeros(2, dtype=torch.int64, device=dev)   # probe_bulk's chunk counter + finished producers
     for size in sizes:
         nbytes = SIZES[size]
         copies = max(2, math.ceil(min_bytes / nbytes))
@@ -261,7 +278,7 @@ def _run_cases(cases, sizes, replays, min_bytes, dev, sms, arch, out) -> List[di
         for case in cases:
             fn = load_kernel(compile_kernel(probe_spec(case, arch)), dev)
             try:
-                t = time_graph([_launcher(case, fn, b, sink, sms) for b in bufs], replays)
+                t = time_graph([_launcher(case, fn, b, sink, sms, sched) for b in bufs], replays)
             except Exception as e:   # one bad case (launch failure) does not end the probe
                 print(f"{size:>5} {case.name}: FAILED {type(e).__name__}: {e}", file=out)
                 rows.append({"size": size, "case": case.name, "error": str(e)})

@@ -15,7 +15,8 @@
 //               consumer warps wait on each slot's `full` mbarrier, optionally read the slot (`touch`: every 16-byte
 //               vector once, XOR-reduced), optionally hold it for `hold_cycles` more SM cycles (a stand-in for the
 //               math), and release it on its `empty` mbarrier (one arrival per warp).  Persistent: a block owns a
-//               contiguous run of whole slots.
+//               contiguous run of whole slots -- or, with `dyn` > 0, takes chunks of `dyn` slots from a global
+//               counter as it goes (dynamic scheduling: an SM that streams faster takes more chunks).
 //
 // Every thread XORs the words it read and folds that into sink[0] with one atomicXor at its end (a few hundred
 // atomics per block, nothing against the stream): the loads stay in the program, and sink[0] is the XOR of every word
@@ -68,15 +69,19 @@ HUMMING_DEVICE void probe_ring_init(uint64_t* full, uint64_t* empty, int stages,
 // sub-microsecond holds), and release it with one arrival per warp.  Slot index and phase are kept incrementally (a
 // 64-bit i % stages per slot is a ~100-cycle software division: the first version spent ~0.45 us per slot on it --
 // session 49, call A).  The XOR of everything read goes to sink[0].
+// `more` (probe_bulk): one flag per slot, written by the producer before it arms the slot -- 1: the slot holds data,
+// 0: the stream has ended (the producer's last arrival on `full` then carries no bytes); cnt is then unused.
 HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t* empty, long long cnt, int slot,
-                                  int stages, int cons_warps, int touch, uint32_t hold_cycles, uint32_t* sink) {
+                                  int stages, int cons_warps, int touch, uint32_t hold_cycles, uint32_t* sink,
+                                  const volatile int* more = nullptr) {
   const int lane = threadIdx.x % 32;
   const int vecs = slot / 16;
   uint32_t acc = 0;
   int s = 0;
   uint32_t phase = 0;
-  for (long long i = 0; i < cnt; ++i) {
-    mbar_wait(full + s, phase);
+  for (long long i = 0; more != nullptr || i < cnt; ++i) {
+    mbar_wait(full + s, phase);   // (acquire: the producer's flag write precedes its arrival)
+    if (more != nullptr && more[s] == 0) break;
     if (touch) {
       const uint4* v = reinterpret_cast<const uint4*>(ring + (size_t)s * slot);
       for (int j = threadIdx.x; j < vecs; j += cons_warps * 32) {
@@ -100,39 +105,66 @@ HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t*
 }
 #endif
 
-// Dynamic shared memory: stages * slot bytes of ring + 2 * stages mbarriers.  Block size: (cons_warps + 1) * 32; the
-// last warp is the producer.  nslots = buffer bytes / slot; block b owns slots [b * nslots / grid, ...).
+// Dynamic shared memory: stages * slot bytes of ring + 2 * stages mbarriers + stages int flags.  Block size:
+// (cons_warps + 1) * 32; the last warp is the producer.  nslots = buffer bytes / slot.
+//   dyn == 0: block b owns slots [b * nslots / grid, (b + 1) * nslots / grid) (static, as every kernel of ours splits
+//             its work today: the grid's time is its slowest SM's).
+//   dyn  > 0: the producer takes chunk c = atomicAdd(&sched[0], 1), i.e. slots [c * dyn, c * dyn + dyn), until the
+//             chunks run out (session 51: with consumers holding each slot, a static split loses 6-27 % although the
+//             holds fit the per-SM byte budget -- is it the SMs that could stream faster being capped at the end?).
+//             sched[1] counts finished producers; the last one resets both to 0, so CUDA-graph replays need no memset.
 HUMMING_DEVICE void probe_bulk(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int pieces,
-                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink) {
+                               int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink,
+                               int dyn = 0, unsigned long long* __restrict__ sched = nullptr) {
 #if HUMMING_HAS_BULK
   extern __shared__ __align__(128) uint8_t probe_smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(probe_smem + (size_t)slot * stages);
   uint64_t* empty = full + stages;
+  volatile int* more = reinterpret_cast<volatile int*>(empty + stages);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   probe_ring_init(full, empty, stages, 1, cons_warps);   // full: the producer's arrive.expect_tx (copies add bytes)
-  const long long beg = (long long)blockIdx.x * nslots / gridDim.x;
-  const long long cnt = (long long)(blockIdx.x + 1) * nslots / gridDim.x - beg;
   if (warp == cons_warps) {   // producer: one thread issues every copy
     if (lane == 0) {
       const uint32_t piece = (uint32_t)(slot / pieces);
       const uint64_t policy = make_l2_evict_first();
       int s = 0;
       uint32_t phase = 0;
-      for (long long i = 0; i < cnt; ++i) {
-        mbar_wait(empty + s, phase ^ 1u);
-        mbar_arrive_expect_tx(full + s, (uint32_t)slot);
-        const uint8_t* g = src + (beg + i) * slot;
-        for (int p = 0; p < pieces; ++p)
-          bulk_copy_g2s_hint(probe_smem + (size_t)s * slot + p * piece, g + p * piece, piece, full + s, policy);
-        if (++s == stages) {
-          s = 0;
-          phase ^= 1u;
+      // the current run of slots [first, last)
+      long long first = (long long)blockIdx.x * nslots / gridDim.x;
+      long long last = (long long)(blockIdx.x + 1) * nslots / gridDim.x;
+      if (dyn > 0) {
+        first = (long long)atomicAdd(sched, 1ull) * dyn;
+        last = min(first + dyn, nslots);
+      }
+      while (first < last) {
+        for (long long i = first; i < last; ++i) {
+          mbar_wait(empty + s, phase ^ 1u);
+          more[s] = 1;
+          mbar_arrive_expect_tx(full + s, (uint32_t)slot);
+          const uint8_t* g = src + i * slot;
+          for (int p = 0; p < pieces; ++p)
+            bulk_copy_g2s_hint(probe_smem + (size_t)s * slot + p * piece, g + p * piece, piece, full + s, policy);
+          if (++s == stages) {
+            s = 0;
+            phase ^= 1u;
+          }
         }
+        if (dyn == 0) break;
+        first = (long long)atomicAdd(sched, 1ull) * dyn;
+        last = min(first + dyn, nslots);
+      }
+      // the end of the stream: an arrival without bytes on the next slot, its flag 0
+      mbar_wait(empty + s, phase ^ 1u);
+      more[s] = 0;
+      mbar_arrive(full + s);
+      if (dyn > 0 && atomicAdd(sched + 1, 1ull) == gridDim.x - 1) {   // every producer is past its last grab
+        sched[0] = 0;
+        sched[1] = 0;
       }
     }
     return;
   }
-  probe_consume(probe_smem, full, empty, cnt, slot, stages, cons_warps, touch, hold_cycles, sink);
+  probe_consume(probe_smem, full, empty, 0, slot, stages, cons_warps, touch, hold_cycles, sink, more);
 #else
   __trap();
 #endif
