@@ -100,8 +100,10 @@ def test_probes_stream_every_byte_once(case):
     sms = torch.cuda.get_device_properties(dev).multi_processor_count
     sched = torch.zeros(2, dtype=torch.int64, device=dev)
     for _ in range(2):
-        sink = torch.zeros(4, dtype=torch.int32, device=dev)
+        sink = torch.zeros(8, dtype=torch.int32, device=dev)
         sp._launcher(case, fn, buf.view(torch.uint8), sink, sms, sched)()
         torch.cuda.synchronize()
         assert int(sink[0]) & 0xFFFFFFFF == want, case.name
         assert sched.tolist() == [0, 0], case.name
+        ghz = sp.sm_clock_ghz(case, sink)   # block 0's SM cycles per ns: a real clock rate, or None (register probe)
+        assert (ghz is None) == isinstance(case, sp.LdgCase) and (ghz is None or 0.2 < ghz < 3.5), (case.name, ghz)

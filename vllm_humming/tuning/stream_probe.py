@@ -204,6 +204,17 @@ def streamed_bytes(case, nbytes: int) -> int:
     return nbytes if isinstance(case, LdgCase) else nbytes // case.slot * case.slot
 
 
+def sm_clock_ghz(case, sink) -> Optional[float]:
+    """The SM clock block 0 of the last probe_bulk / probe_ring launch ran at (SM cycles / ns over its consumer
+    loop, stored as two int64 at sink[2:6]); None for the register probe or an unwritten sink."""
+    import torch
+
+    if isinstance(case, LdgCase) or sink.numel() < 6:
+        return None
+    cycles, ns = sink[2:6].view(torch.int64).tolist()
+    return cycles / ns if ns > 0 else None
+
+
 def _launcher(case, fn, buf, sink, sms: int, sched=None):
     """A zero-argument callable launching ``case`` once over ``buf`` on the current stream.  ``sched``: probe_bulk's
     two 64-bit scheduling counters (zeros; the kernel leaves them zero), allocated here when not given."""
@@ -261,7 +272,7 @@ def _run_cases(cases, sizes, replays, min_bytes, dev, sms, arch, out) -> List[di
     from .sweep import time_graph
 
     rows = []
-    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    sink = torch.zeros(8, dtype=torch.int32, device=dev)   # [0]: XOR of the words read; [2:6]: two int64 (SM clock)
     sched = torch.zeros(2, dtype=torch.int64, device=dev)   # probe_bulk's chunk counter + finished producers
     for size in sizes:
         nbytes = SIZES[size]
@@ -286,10 +297,12 @@ def _run_cases(cases, sizes, replays, min_bytes, dev, sms, arch, out) -> List[di
                     raise
                 continue
             tbps = streamed_bytes(case, nbytes) / t / 1e6
+            ghz = sm_clock_ghz(case, sink)
             print(f"{size:>5} {nbytes / 1e6:7.2f} MB  {case.name:<34} {t:8.2f} us  {tbps:5.2f} TB/s  "
-                  f"({case.in_flight_per_sm() // 1024} KB/SM in flight)", file=out)
+                  f"({case.in_flight_per_sm() // 1024} KB/SM in flight)"
+                  + (f"  SM clock {ghz:.2f} GHz" if ghz else ""), file=out)
             rows.append({"size": size, "bytes": nbytes, "case": case.name, "us": t, "tbps": tbps,
-                         "in_flight_per_sm": case.in_flight_per_sm()})
+                         "in_flight_per_sm": case.in_flight_per_sm(), "sm_clock_ghz": ghz})
         out.flush()
         del bufs
         torch.cuda.empty_cache()

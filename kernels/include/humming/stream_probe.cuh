@@ -63,6 +63,13 @@ HUMMING_DEVICE void probe_ring_init(uint64_t* full, uint64_t* empty, int stages,
   __syncthreads();
 }
 
+// %globaltimer: nanoseconds (updated every ~32 ns on recent GPUs -- fine over the probe's ~20 us).
+HUMMING_DEVICE unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // The consumer warps (threads 0 .. 32 * cons_warps - 1) of probe_bulk and probe_ring: for each of the block's `cnt`
 // slots, wait until it is full, optionally read it (`touch`: every 16-byte vector once, XOR-reduced), optionally hold
 // it `hold_cycles` SM cycles (a stand-in for the math; clock64, since the global timer ticks too coarsely for
@@ -79,6 +86,8 @@ HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t*
   uint32_t acc = 0;
   int s = 0;
   uint32_t phase = 0;
+  const long long clk0 = clock64();
+  const unsigned long long ns0 = global_timer_ns();
   for (long long i = 0; more != nullptr || i < cnt; ++i) {
     mbar_wait(full + s, phase);   // (acquire: the producer's flag write precedes its arrival)
     if (more != nullptr && more[s] == 0) break;
@@ -102,6 +111,13 @@ HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t*
     }
   }
   atomicXor(sink, acc);
+  // The SM clock while streaming (block 0's first consumer thread): SM cycles and nanoseconds from its first wait to
+  // its end, as two 64-bit words at sink + 2 (the holds are counted in SM cycles; their cost in time depends on it).
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    unsigned long long* clk = reinterpret_cast<unsigned long long*>(sink + 2);
+    clk[0] = (unsigned long long)(clock64() - clk0);
+    clk[1] = global_timer_ns() - ns0;
+  }
 }
 #endif
 
