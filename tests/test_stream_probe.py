@@ -51,7 +51,8 @@ def test_case_names_and_sizes():
 @pytest.mark.parametrize("case", [sp.BulkCase(16384, 8, 3), sp.BulkCase(100, 2), sp.BulkCase(16384, 8, 1, 0),
                                   sp.BulkCase(16384, 8, 1, 32), sp.LdgCase(100, 8, 1), sp.LdgCase(256, 0, 1),
                                   sp.RingCase(100), sp.RingCase(16384, 8, 0), sp.RingCase(16384, 8, 16, 17),
-                                  sp.RingCase(16384, 0), sp.BulkCase(16384, 8, 1, 8, 1, 0, 1, -1)])
+                                  sp.RingCase(16384, 0), sp.BulkCase(16384, 8, 1, 8, 1, 0, 1, -1),
+                                  sp.BulkCase(16384, 8, 1, 8, 3)])
 def test_bad_cases_are_refused(case):
     with pytest.raises(ValueError, match="stream_probe"):
         sp.probe_spec(case, "sm_90a")
@@ -81,7 +82,8 @@ def test_negative_reservation_is_refused(capsys):
                                   sp.BulkCase(16384, 8, 1, 8, 1, 300, 2), sp.BulkCase(8192, 3, 4, 12, 1, 0, 1),
                                   sp.RingCase(4096, 4, 2, 4, 1, 0, 1), sp.RingCase(16384, 8, 8, 8, 1, 300, 2),
                                   sp.RingCase(32768, 3, 16, 12, 1, 0, 1), sp.BulkCase(4096, 4, 1, 4, 1, 0, 1, 1),
-                                  sp.BulkCase(16384, 8, 1, 8, 1, 300, 2, 2), sp.BulkCase(8192, 3, 2, 12, 1, 0, 1, 5)])
+                                  sp.BulkCase(16384, 8, 1, 8, 1, 300, 2, 2), sp.BulkCase(8192, 3, 2, 12, 1, 0, 1, 5),
+                                  sp.BulkCase(16384, 8, 1, 8, 2, 300, 1), sp.RingCase(8192, 4, 4, 8, 2, 300, 1)])
 def test_probes_stream_every_byte_once(case):
     """sink[0] = the XOR of every 32-bit word the probe read: equal to the XOR of the whole buffer (random words, a
     fresh buffer per case) exactly when every word was read once.  Two launches (the ring's parities carry across a

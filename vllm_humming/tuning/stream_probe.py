@@ -136,7 +136,7 @@ def _check(case) -> None:
     if isinstance(case, BulkCase) and (case.pieces < 1 or case.slot % case.pieces or (case.slot // case.pieces) % 16):
         raise ValueError(f"stream_probe: {case.name}: the slot and each piece must be multiples of 16 bytes")
     if (case.slot % 16 or case.cons_warps < 1 or case.producer_warps < 1 or case.threads > 1024 or case.stages < 1
-            or case.blocks_per_sm < 1 or case.hold < 0 or getattr(case, "dyn", 0) < 0):
+            or case.blocks_per_sm < 1 or case.hold < 0 or getattr(case, "dyn", 0) < 0 or case.touch not in (0, 1, 2)):
         raise ValueError(f"stream_probe: bad case {case}")
 
 
@@ -167,6 +167,11 @@ def default_cases() -> List[object]:
     for hold in (0, 400, 800, 1200):
         for dyn in (1, 2, 4):
             out.append(BulkCase(16384, 8, 1, 8, 1, hold, 1, dyn))
+    # session 51: (dynamic chunks recover ~1 of the 3-7 us the holds cost) the consumers releasing each slot as soon
+    # as they have read it, then holding (touch 2)
+    for hold in (400, 800, 1200):
+        out.append(BulkCase(16384, 8, 1, 8, 2, hold, 1))
+        out.append(RingCase(16384, 8, 8, 8, 2, hold, 1))
     return out
 
 

@@ -71,8 +71,8 @@ HUMMING_DEVICE unsigned long long global_timer_ns() {
 }
 
 // The consumer warps (threads 0 .. 32 * cons_warps - 1) of probe_bulk and probe_ring: for each of the block's `cnt`
-// slots, wait until it is full, optionally read it (`touch`: every 16-byte vector once, XOR-reduced), optionally hold
-// it `hold_cycles` SM cycles (a stand-in for the math; clock64, since the global timer ticks too coarsely for
+// slots, wait until it is full, optionally read it (`touch`: every 16-byte vector once, XOR-reduced; 2: and release
+// it right away), optionally hold it `hold_cycles` SM cycles (a stand-in for the math; clock64, since the global timer ticks too coarsely for
 // sub-microsecond holds), and release it with one arrival per warp.  Slot index and phase are kept incrementally (a
 // 64-bit i % stages per slot is a ~100-cycle software division: the first version spent ~0.45 us per slot on it --
 // session 49, call A).  The XOR of everything read goes to sink[0].
@@ -98,13 +98,21 @@ HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t*
         acc ^= t.x ^ t.y ^ t.z ^ t.w;
       }
     }
+    // touch == 2: release the slot as soon as it is read (its words are in registers), then hold -- a kernel that
+    // copies a stage out of the ring before its math, vs one that holds the slot through it (touch == 1)
+    if (touch == 2) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
+    }
     if (hold_cycles) {
       const long long t0 = clock64();
       while (clock64() - t0 < (long long)hold_cycles) {
       }
     }
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty + s);
+    if (touch != 2) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + s);
+    }
     if (++s == stages) {
       s = 0;
       phase ^= 1u;
