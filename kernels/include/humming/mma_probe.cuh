@@ -1,0 +1,174 @@
+// humming/mma_probe.cuh -- does a warpgroup's dequant-like ALU work overlap its own in-flight wgmma (A from
+// registers)?  (vllm_humming/tuning/mma_probe.py times it; NOTES session 51.)
+//
+// Why: the 64-token decode (`bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma`, two math warpgroups) issues, per thread and per
+// two-stage loop body, 864 instructions around 32 m64n64k16 wgmmas (CPU SASS, session 51): 2 warps per SM
+// sub-partition issue ~1730 cycles' worth while the SM's tensor cores need ~2050 cycles for the 64 wgmmas -- and the
+// kernel runs at ~49 % of the tensor peak, i.e. as if the two took turns.  The loop is written to overlap them (the
+// dequant of stage i runs while the wgmmas of stage i - 1 are in flight), so either the hardware does not overlap a
+// warp's ALU issue with its own register-A wgmmas, or something else costs the difference.  This kernel is that loop
+// with the memory taken out:
+//
+//   per stage, per warpgroup: ALU  -- kAlu4 groups of four dequant-like instructions (shift, lop3 with the bf16
+//                                     magic, hsub2, hmul2) per fragment register, into fragment buffer i % 2
+//                                     (kTiles x kSteps x 4 registers per thread)
+//                              MMA  -- wgmma.fence; kTiles x kSteps m64n64k16 (bf16, A = that buffer, B = a fixed
+//                                      64 x 64 tile in shared memory); commit; wait until <= 1 group is pending
+//   kMode 0: both, 1: MMA only (the buffers are filled once), 2: ALU only.
+//   kPingPong (two warpgroups): warpgroup 1 issues its MMAs of a stage only after warpgroup 0 has issued its own,
+//   and warpgroup 0 those of the next stage only after warpgroup 1 (two named barriers, CUTLASS's "ordered" math
+//   warpgroups), so one warpgroup's ALU phase lines up with the other's MMAs.
+//
+// Block 0's thread 0 writes the SM cycles of its loop to cycles[0]; every thread folds its accumulators into sink so
+// nothing is dead code.
+#pragma once
+
+#include "humming/common.cuh"
+#include "humming/wgmma.cuh"
+
+namespace humming {
+
+HUMMING_DEVICE void probe_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+HUMMING_DEVICE void probe_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong>
+HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restrict__ sink,
+                                    long long* __restrict__ cycles) {
+  static_assert(kMode >= 0 && kMode <= 2, "kMode: 0 both, 1 MMA only, 2 ALU only");
+  static_assert(kSteps >= 1 && kSteps <= 8 && kTiles >= 1 && kTiles <= 2, "a stage is at most 2 tiles x 8 k16 steps");
+#if HUMMING_HAS_WGMMA
+  // B: 64 tokens x 64 K of bf16 in the 128-byte swizzle layout, 1 KB aligned (k16 step f at descriptor + 2 (f % 4))
+  extern __shared__ __align__(1024) uint8_t probe_mma_smem[];
+  uint8_t* tile = probe_mma_smem + ((1024u - (static_cast<uint32_t>(__cvta_generic_to_shared(probe_mma_smem)) & 1023u)) & 1023u);
+  for (int i = threadIdx.x; i < 64 * 64 / 2; i += blockDim.x)   // bf16 pairs of small values (~1/64), no NaN
+    reinterpret_cast<uint32_t*>(tile)[i] = 0x3C803C80u ^ ((uint32_t)(i * 2654435761u) & 0x000F000Fu);
+  fence_proxy_async_shared();
+  __syncthreads();
+  const uint64_t desc = wgmma_desc_sw128(tile);
+  const int wg = threadIdx.x / 128;
+
+  float acc[kTiles][32];
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+    for (int v = 0; v < 32; ++v) acc[t][v] = 0.f;
+  uint32_t frag[2][kTiles][kSteps][4];
+  const uint32_t bias = 0x43084308u;    // bf16x2 (136, 136): the int4 decode's magic + midpoint
+  const uint32_t scale = 0x3C003C00u;   // bf16x2 (2^-7, 2^-7)
+  // one distinct "raw word" per (tile, k16 step) -- as the decode's one packed word per fragment -- stepped by one
+  // IMAD per stage (the real loop's LDS); distinct words keep the compiler from sharing work between fragments
+  uint32_t raw[kTiles][kSteps];
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+    for (int f = 0; f < kSteps; ++f) raw[t][f] = seed ^ (threadIdx.x * 0x9E3779B9u) ^ ((t * kSteps + f) * 0x85EBCA6Bu);
+
+  // the ALU phase into buffer B: per fragment register r of a word, kAlu4 x (shift by 4r, lop3 with the magic,
+  // hsub2, hmul2) -- the int4 bf16 decode's four instructions per register
+  auto alu = [&](auto buf_) {
+    constexpr int B = decltype(buf_)::value;
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+      for (int f = 0; f < kSteps; ++f) {
+        const uint32_t word = raw[t][f];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          uint32_t x = 0u;
+#pragma unroll
+          for (int g = 0; g < kAlu4; ++g) {
+            const uint32_t sh = (word >> (4 * ((r + g) & 3))) ^ x;
+            uint32_t y;
+            asm volatile("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(y) : "r"(sh), "r"(0x000F000Fu), "r"(0x43004300u));
+            __nv_bfloat162 h = __hsub2(as_t2<__nv_bfloat162>(y), as_t2<__nv_bfloat162>(bias));
+            h = __hmul2(h, as_t2<__nv_bfloat162>(scale));
+            x = as_u32(h);
+          }
+          frag[B][t][f][r] = x;
+        }
+        raw[t][f] = word * 1664525u + 1013904223u;   // the next stage's word
+      }
+  };
+  auto fence_acc = [&] {
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+      for (int v = 0; v < 32; ++v) fence_operand(acc[t][v]);
+  };
+  // (as wna16_math.cuh: the accumulators are fenced outside the fence..commit window only -- an access inside it
+  // makes ptxas serialize the wgmmas)
+  auto mma = [&](auto buf_) {
+    constexpr int B = decltype(buf_)::value;
+    fence_acc();
+    wgmma_fence();
+#pragma unroll
+    for (int f = 0; f < kSteps; ++f)
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) Wgmma<__nv_bfloat16, 64>::mma(acc[t], frag[B][t][f], desc + 2 * (f % 4));
+    wgmma_commit();
+    fence_acc();
+  };
+  auto turn = [&](int i) {   // ping-pong: wait until the other warpgroup has issued its MMAs of this / the last stage
+    if constexpr (kPingPong) {
+      if (wg == 1) probe_bar_sync(1, 256);
+      else if (i > 0) probe_bar_sync(2, 256);
+    }
+  };
+  auto done = [&](int i) {   // ping-pong: let the other warpgroup issue
+    if constexpr (kPingPong) {
+      if (wg == 0) probe_bar_arrive(1, 256);
+      else if (i < stages - 1) probe_bar_arrive(2, 256);
+    }
+  };
+  auto stage = [&](auto buf_, int i) {
+    if constexpr (kMode != 1) alu(buf_);
+    if constexpr (kMode != 2) {
+      turn(i);
+      mma(buf_);
+      done(i);
+      wgmma_wait<1>();
+    }
+  };
+
+  if constexpr (kMode == 1) {   // MMA only: both buffers filled once
+    alu(Int<0>{});
+    alu(Int<1>{});
+  }
+  const long long c0 = clock64();
+  int i = 0;
+#pragma unroll 1
+  for (; i + 2 <= stages; i += 2) {
+    stage(Int<0>{}, i);
+    stage(Int<1>{}, i + 1);
+  }
+  if (i < stages) stage(Int<0>{}, i);
+  wgmma_wait<0>();
+  fence_acc();
+  const long long c1 = clock64();
+  if (blockIdx.x == 0 && threadIdx.x == 0) cycles[0] = c1 - c0;
+
+  // fold everything into sink (keeps the MMAs and the ALU chains alive)
+  uint32_t fold = 0u;
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+    for (int v = 0; v < 32; ++v) fold ^= __float_as_uint(acc[t][v]);
+#pragma unroll
+  for (int b = 0; b < 2; ++b)
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+      for (int f = 0; f < kSteps; ++f)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) fold ^= frag[b][t][f][r];
+  if (fold == 0x12345678u) atomicXor(sink, fold);   // (practically never taken; the compiler cannot know)
+#else
+  __trap();
+#endif
+}
+
+}  // namespace humming

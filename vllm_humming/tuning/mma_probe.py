@@ -1,0 +1,160 @@
+"""``python -m vllm_humming.tuning.mma_probe``: does a warpgroup's dequant-like ALU work overlap its own in-flight
+register-A wgmmas, and does ordering two warpgroups ("ping-pong") make it overlap?  (kernels/include/humming/
+mma_probe.cuh; NOTES session 51.)
+
+Each case runs one block per SM for ``stages`` stages of "ALU into a fragment buffer, then kTiles x kSteps
+m64n64k16 wgmmas from it" with no memory traffic, in three modes (both / MMA only / ALU only), and prints the SM
+cycles per stage of block 0 next to what the tensor cores need for those wgmmas at the dense peak (``--peak``, MACs
+per cycle per SM).  Both ~= MMA only + ALU only means the two do not overlap; both ~= max(...) means they do.
+
+    python -m vllm_humming.tuning.mma_probe [--stages 400] [--json out.json]
+
+sm_90a only (wgmma).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import List, Optional, Sequence
+
+MODES = {0: "both", 1: "mma", 2: "alu"}
+
+
+@dataclass(frozen=True)
+class MmaCase:
+    """``warpgroups`` math warpgroups per block (1 or 2), each with ``tiles`` m64 tiles x ``steps`` k16 steps of
+    m64n64k16 per stage and ``alu4`` groups of four dequant-like instructions per fragment register per stage;
+    ``mode`` 0 both / 1 MMA only / 2 ALU only; ``pingpong``: the two warpgroups issue their MMAs in turn."""
+    warpgroups: int = 2
+    tiles: int = 2
+    steps: int = 8
+    alu4: int = 1
+    mode: int = 0
+    pingpong: bool = False
+
+    @property
+    def name(self) -> str:
+        return (f"wg{self.warpgroups}_tm{self.tiles}_k{self.steps}_alu{self.alu4}_{MODES[self.mode]}"
+                + ("_pp" if self.pingpong else ""))
+
+    @property
+    def wgmmas_per_stage(self) -> int:
+        """m64n64k16 wgmmas one block issues per stage (every warpgroup)."""
+        return 0 if self.mode == 2 else self.warpgroups * self.tiles * self.steps
+
+    @property
+    def alu_per_stage(self) -> int:
+        """Dequant-like instructions one thread issues per stage (4 per group per fragment register)."""
+        return 0 if self.mode == 1 else 4 * self.alu4 * self.tiles * self.steps * 4
+
+
+def check(case: MmaCase) -> None:
+    if (case.warpgroups not in (1, 2) or case.tiles not in (1, 2) or not 1 <= case.steps <= 8 or case.alu4 < 1
+            or case.alu4 > 4 or case.mode not in MODES or (case.pingpong and case.warpgroups != 2)):
+        raise ValueError(f"mma_probe: bad case {case} (warpgroups 1-2, tiles 1-2, steps 1-8, alu4 1-4, mode 0-2, "
+                         "pingpong needs two warpgroups)")
+
+
+def default_cases() -> List[MmaCase]:
+    """The 64-token decode's loop shape (two warpgroups, two m64 tiles x 8 k16 steps per stage) with one or two
+    groups of four ALU instructions per fragment register (256 / 512 per thread per stage; the real loop: ~432), in
+    the three modes, with and without ping-pong; then one warpgroup alone."""
+    out: List[MmaCase] = []
+    for alu4 in (1, 2):
+        for mode in (0, 1, 2):
+            out.append(MmaCase(2, 2, 8, alu4, mode))
+        out.append(MmaCase(2, 2, 8, alu4, 0, True))
+        for mode in (0, 1, 2):
+            out.append(MmaCase(1, 2, 8, alu4, mode))
+    return out
+
+
+def probe_spec(case: MmaCase, arch: str):
+    from ..jit import KernelSpec
+
+    check(case)
+    name = "humming_probe_mma_" + case.name
+    threads = 128 * case.warpgroups
+    src = ('#include "humming/mma_probe.cuh"\n'
+           f'extern "C" __global__ void __launch_bounds__({threads}, 1) {name}(int stages, unsigned seed, '
+           'uint32_t* __restrict__ sink, long long* __restrict__ cycles) {\n'
+           f'  humming::probe_wgmma_alu<{case.tiles}, {case.steps}, {case.alu4}, {case.mode}, '
+           f'{"true" if case.pingpong else "false"}>(stages, seed, sink, cycles);\n}}\n')
+    return KernelSpec(name=name, source=src, arch=arch, config={"kernel": "mma_probe", "case": asdict(case)})
+
+
+SMEM_BYTES = 64 * 64 * 2 + 1024   # the B tile + 1 KB of alignment slack
+
+
+def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_macs: int = 2048,
+        out=sys.stdout) -> List[dict]:
+    """Time every case: kernel µs (median of ``replays`` event-timed launches after a warm-up) and block 0's SM
+    cycles per stage, against the tensor cores' cycles for its wgmmas at ``peak_macs`` per cycle per SM."""
+    import statistics
+
+    import torch
+
+    from ..jit import compile_kernel, current_arch, load_kernel
+
+    if not isinstance(stages, int) or stages < 2:
+        raise ValueError(f"mma_probe: stages is an int >= 2, got {stages!r}")
+    if not torch.cuda.is_available():
+        raise RuntimeError("mma_probe: needs a CUDA GPU (torch.cuda.is_available() is False)")
+    dev = torch.cuda.current_device()
+    arch = current_arch(dev)
+    if arch != "sm_90a":
+        raise RuntimeError(f"mma_probe: wgmma runs on sm_90a only, this GPU is {arch}")
+    props = torch.cuda.get_device_properties(dev)
+    sms = props.multi_processor_count
+    print(f"# mma_probe on {props.name}, {sms} blocks (one per SM), {stages} stages; tensor cycles at "
+          f"{peak_macs} MACs / cycle / SM", file=out)
+    sink = torch.zeros(4, dtype=torch.int32, device=dev)
+    cycles = torch.zeros(2, dtype=torch.int64, device=dev)
+    rows = []
+    for case in cases:
+        fn = load_kernel(compile_kernel(probe_spec(case, arch)), dev)
+        fn.set_max_smem(SMEM_BYTES)
+        args = (stages, 12345, sink, cycles)
+        launch = lambda: fn.launch(sms, 128 * case.warpgroups, SMEM_BYTES, None, args)   # noqa: E731
+        for _ in range(3):
+            launch()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(replays):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            launch()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) * 1000.0)
+        us = statistics.median(ts)
+        per_stage = int(cycles[0]) / stages
+        tensor = case.wgmmas_per_stage * 64 * 64 * 16 / peak_macs
+        print(f"{case.name:<28} {us:9.1f} us  {per_stage:8.0f} cycles/stage  (tensor {tensor:6.0f}, "
+              f"ALU {case.alu_per_stage} instr/thread)", file=out)
+        rows.append({"case": case.name, **asdict(case), "us": us, "cycles_per_stage": per_stage,
+                     "tensor_cycles_per_stage": tensor, "alu_per_stage": case.alu_per_stage})
+        out.flush()
+    return rows
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vllm_humming.tuning.mma_probe", description=__doc__.split("\n")[0])
+    ap.add_argument("--stages", type=int, default=400)
+    ap.add_argument("--replays", type=int, default=10)
+    ap.add_argument("--peak", type=int, default=2048, help="dense bf16 MACs per cycle per SM (H100 / H200: 2048)")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    if a.stages < 2:
+        ap.error("--stages must be >= 2")
+    rows = run(default_cases(), a.stages, a.replays, a.peak)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
