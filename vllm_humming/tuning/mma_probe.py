@@ -33,11 +33,12 @@ class MmaCase:
     alu4: int = 1
     mode: int = 0
     pingpong: bool = False
+    sync: bool = False   # mma.sync m16n8k16 instead of wgmma (the same MACs and A fragments)
 
     @property
     def name(self) -> str:
         return (f"wg{self.warpgroups}_tm{self.tiles}_k{self.steps}_alu{self.alu4}_{MODES[self.mode]}"
-                + ("_pp" if self.pingpong else ""))
+                + ("_pp" if self.pingpong else "") + ("_sync" if self.sync else ""))
 
     @property
     def wgmmas_per_stage(self) -> int:
@@ -52,9 +53,10 @@ class MmaCase:
 
 def check(case: MmaCase) -> None:
     if (case.warpgroups not in (1, 2) or case.tiles not in (1, 2) or not 1 <= case.steps <= 8 or case.alu4 < 1
-            or case.alu4 > 4 or case.mode not in MODES or (case.pingpong and case.warpgroups != 2)):
+            or case.alu4 > 4 or case.mode not in MODES or (case.pingpong and case.warpgroups != 2)
+            or (case.sync and case.pingpong)):
         raise ValueError(f"mma_probe: bad case {case} (warpgroups 1-2, tiles 1-2, steps 1-8, alu4 1-4, mode 0-2, "
-                         "pingpong needs two warpgroups)")
+                         "pingpong needs two warpgroups and wgmma)")
 
 
 def default_cases() -> List[MmaCase]:
@@ -68,6 +70,9 @@ def default_cases() -> List[MmaCase]:
         out.append(MmaCase(2, 2, 8, alu4, 0, True))
         for mode in (0, 1, 2):
             out.append(MmaCase(1, 2, 8, alu4, mode))
+        # the same MACs through mma.sync (8 warps, one block per SM)
+        for mode in (0, 1):
+            out.append(MmaCase(2, 2, 8, alu4, mode, sync=True))
     return out
 
 
@@ -81,7 +86,8 @@ def probe_spec(case: MmaCase, arch: str):
            f'extern "C" __global__ void __launch_bounds__({threads}, 1) {name}(int stages, unsigned seed, '
            'uint32_t* __restrict__ sink, long long* __restrict__ cycles) {\n'
            f'  humming::probe_wgmma_alu<{case.tiles}, {case.steps}, {case.alu4}, {case.mode}, '
-           f'{"true" if case.pingpong else "false"}>(stages, seed, sink, cycles);\n}}\n')
+           f'{"true" if case.pingpong else "false"}, {"true" if case.sync else "false"}>(stages, seed, sink, '
+           'cycles);\n}\n')
     return KernelSpec(name=name, source=src, arch=arch, config={"kernel": "mma_probe", "case": asdict(case)})
 
 

@@ -18,12 +18,17 @@
 //   kPingPong (two warpgroups): warpgroup 1 issues its MMAs of a stage only after warpgroup 0 has issued its own,
 //   and warpgroup 0 those of the next stage only after warpgroup 1 (two named barriers, CUTLASS's "ordered" math
 //   warpgroups), so one warpgroup's ALU phase lines up with the other's MMAs.
+//   kSync: the same MACs through mma.sync m16n8k16 instead (warp w of a warpgroup: rows 16w..16w+15 of each m64
+//   tile, the same A fragments; per k16 step four ldmatrix.x4 of the 64 tokens' B fragments, shared by the tiles):
+//   an HMMA reads its registers at issue, so the warp's ALU work may overlap the tensor pipe where wgmma's does not.
 //
 // Block 0's thread 0 writes the SM cycles of its loop to cycles[0]; every thread folds its accumulators into sink so
 // nothing is dead code.
 #pragma once
 
 #include "humming/common.cuh"
+#include "humming/copy.cuh"
+#include "humming/mma.cuh"
 #include "humming/wgmma.cuh"
 
 namespace humming {
@@ -35,7 +40,7 @@ HUMMING_DEVICE void probe_bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong>
+template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong, bool kSync = false>
 HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restrict__ sink,
                                     long long* __restrict__ cycles) {
   static_assert(kMode >= 0 && kMode <= 2, "kMode: 0 both, 1 MMA only, 2 ALU only");
@@ -103,6 +108,26 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
   // makes ptxas serialize the wgmmas)
   auto mma = [&](auto buf_) {
     constexpr int B = decltype(buf_)::value;
+    if constexpr (kSync) {
+      // acc[t] as 8 n8 groups of 4: the m16n8k16 accumulator of tokens 8j..8j+7 in acc[t][4j .. 4j + 3]
+      const int lane = threadIdx.x % 32;
+#pragma unroll
+      for (int f = 0; f < kSteps; ++f) {
+        uint32_t bx[8][2];   // the 64 tokens' B fragments of this k16 step (values are irrelevant here)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          uint32_t r[4];
+          ldmatrix_x4(r, tile + (((f % 4) * 4 + q) * 32 + lane) % 512 * 16);
+          bx[2 * q][0] = r[0], bx[2 * q][1] = r[1], bx[2 * q + 1][0] = r[2], bx[2 * q + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            mma_16816<__nv_bfloat16>(reinterpret_cast<float(&)[4]>(acc[t][4 * j]), frag[B][t][f], bx[j]);
+      }
+      return;
+    }
     fence_acc();
     wgmma_fence();
 #pragma unroll
@@ -130,7 +155,7 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
       turn(i);
       mma(buf_);
       done(i);
-      wgmma_wait<1>();
+      if constexpr (!kSync) wgmma_wait<1>();
     }
   };
 
@@ -146,8 +171,10 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
     stage(Int<1>{}, i + 1);
   }
   if (i < stages) stage(Int<0>{}, i);
-  wgmma_wait<0>();
-  fence_acc();
+  if constexpr (!kSync) {
+    wgmma_wait<0>();
+    fence_acc();
+  }
   const long long c1 = clock64();
   if (blockIdx.x == 0 && threadIdx.x == 0) cycles[0] = c1 - c0;
 
