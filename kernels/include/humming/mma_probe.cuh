@@ -48,7 +48,8 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
 #if HUMMING_HAS_WGMMA
   // B: 64 tokens x 64 K of bf16 in the 128-byte swizzle layout, 1 KB aligned (k16 step f at descriptor + 2 (f % 4))
   extern __shared__ __align__(1024) uint8_t probe_mma_smem[];
-  uint8_t* tile = probe_mma_smem + ((1024u - (static_cast<uint32_t>(__cvta_generic_to_shared(probe_mma_smem)) & 1023u)) & 1023u);
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(probe_mma_smem));
+  uint8_t* tile = probe_mma_smem + ((1024u - (base & 1023u)) & 1023u);
   for (int i = threadIdx.x; i < 64 * 64 / 2; i += blockDim.x)   // bf16 pairs of small values (~1/64), no NaN
     reinterpret_cast<uint32_t*>(tile)[i] = 0x3C803C80u ^ ((uint32_t)(i * 2654435761u) & 0x000F000Fu);
   fence_proxy_async_shared();

@@ -72,10 +72,10 @@ HUMMING_DEVICE unsigned long long global_timer_ns() {
 
 // The consumer warps (threads 0 .. 32 * cons_warps - 1) of probe_bulk and probe_ring: for each of the block's `cnt`
 // slots, wait until it is full, optionally read it (`touch`: every 16-byte vector once, XOR-reduced; 2: and release
-// it right away), optionally hold it `hold_cycles` SM cycles (a stand-in for the math; clock64, since the global timer ticks too coarsely for
-// sub-microsecond holds), and release it with one arrival per warp.  Slot index and phase are kept incrementally (a
-// 64-bit i % stages per slot is a ~100-cycle software division: the first version spent ~0.45 us per slot on it --
-// session 49, call A).  The XOR of everything read goes to sink[0].
+// it right away), optionally hold it `hold_cycles` SM cycles (a stand-in for the math; clock64, since the global
+// timer ticks too coarsely for sub-microsecond holds), and release it with one arrival per warp.  Slot index and
+// phase are kept incrementally (a 64-bit i % stages per slot is a ~100-cycle software division: the first version
+// spent ~0.45 us per slot on it -- session 49, call A).  The XOR of everything read goes to sink[0].
 // `more` (probe_bulk): one flag per slot, written by the producer before it arms the slot -- 1: the slot holds data,
 // 0: the stream has ended (the producer's last arrival on `full` then carries no bytes); cnt is then unused.
 HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t* empty, long long cnt, int slot,
@@ -134,8 +134,9 @@ HUMMING_DEVICE void probe_consume(const uint8_t* ring, uint64_t* full, uint64_t*
 //   dyn == 0: block b owns slots [b * nslots / grid, (b + 1) * nslots / grid) (static, as every kernel of ours splits
 //             its work today: the grid's time is its slowest SM's).
 //   dyn  > 0: the producer takes chunk c = atomicAdd(&sched[0], 1), i.e. slots [c * dyn, c * dyn + dyn), until the
-//             chunks run out (session 51: with consumers holding each slot, a static split loses 6-27 % although the
-//             holds fit the per-SM byte budget -- is it the SMs that could stream faster being capped at the end?).
+//             chunks run out.  Session 51 asked whether the 6-27 % that consumer holds cost a static split (though
+//             they fit the per-SM byte budget) is the SMs that could stream faster being capped at the end: dynamic
+//             chunks recover at most ~1 µs of it, so mostly not (NOTES session 51).
 //             sched[1] counts finished producers; the last one resets both to 0, so CUDA-graph replays need no memset.
 HUMMING_DEVICE void probe_bulk(const uint8_t* __restrict__ src, long long nslots, int slot, int stages, int pieces,
                                int cons_warps, int touch, uint32_t hold_cycles, uint32_t* __restrict__ sink,
