@@ -45,6 +45,15 @@ def test_bad_cases_are_refused(case):
         mp.probe_spec(case, "sm_90a")
 
 
+@pytest.mark.parametrize("kw", [dict(stages=1), dict(stages=True), dict(replays=0), dict(peak_macs=0),
+                                dict(cases=["wg2_tm2_k8_alu1_both"])])
+def test_run_refuses_bad_arguments(kw):
+    args = dict(cases=[mp.MmaCase()], stages=8)
+    args.update(kw)
+    with pytest.raises(ValueError, match="mma_probe"):
+        mp.run(**args)
+
+
 @pytest.mark.gpu
 def test_probe_runs_and_reports_cycles():
     if torch.cuda.get_device_capability() != (9, 0):

@@ -96,16 +96,20 @@ SMEM_BYTES = 64 * 64 * 2 + 1024   # the B tile + 1 KB of alignment slack
 
 def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_macs: int = 2048,
         out=sys.stdout) -> List[dict]:
-    """Time every case: kernel µs (median of ``replays`` event-timed launches after a warm-up) and block 0's SM
-    cycles per stage, against the tensor cores' cycles for its wgmmas at ``peak_macs`` per cycle per SM."""
-    import statistics
-
+    """Time every case with the bench's method (tuning.sweep.time_graph: graph replays after a warm-up, median of
+    ``replays``) and read block 0's SM cycles per stage, against the tensor cores' cycles for its wgmmas at
+    ``peak_macs`` per cycle per SM."""
     import torch
 
     from ..jit import compile_kernel, current_arch, load_kernel
+    from .sweep import time_graph
 
-    if not isinstance(stages, int) or stages < 2:
-        raise ValueError(f"mma_probe: stages is an int >= 2, got {stages!r}")
+    for name, v, lo in (("stages", stages, 2), ("replays", replays, 1), ("peak_macs", peak_macs, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ValueError(f"mma_probe: {name} is an int >= {lo}, got {v!r}")
+    bad = [c for c in cases if not isinstance(c, MmaCase)]
+    if bad:
+        raise ValueError(f"mma_probe: cases are MmaCase, got {bad[0]!r}")
     if not torch.cuda.is_available():
         raise RuntimeError("mma_probe: needs a CUDA GPU (torch.cuda.is_available() is False)")
     dev = torch.cuda.current_device()
@@ -123,19 +127,7 @@ def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_mac
         fn = load_kernel(compile_kernel(probe_spec(case, arch)), dev)
         fn.set_max_smem(SMEM_BYTES)
         args = (stages, 12345, sink, cycles)
-        launch = lambda: fn.launch(sms, 128 * case.warpgroups, SMEM_BYTES, None, args)   # noqa: E731
-        for _ in range(3):
-            launch()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(replays):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            launch()
-            b.record()
-            b.synchronize()
-            ts.append(a.elapsed_time(b) * 1000.0)
-        us = statistics.median(ts)
+        us = time_graph([lambda c=case: fn.launch(sms, 128 * c.warpgroups, SMEM_BYTES, None, args)], replays)
         per_stage = int(cycles[0]) / stages
         tensor = case.wgmmas_per_stage * 64 * 64 * 16 / peak_macs
         print(f"{case.name:<28} {us:9.1f} us  {per_stage:8.0f} cycles/stage  (tensor {tensor:6.0f}, "
@@ -153,8 +145,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--peak", type=int, default=2048, help="dense bf16 MACs per cycle per SM (H100 / H200: 2048)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
-    if a.stages < 2:
-        ap.error("--stages must be >= 2")
+    if a.stages < 2 or a.replays < 1 or a.peak < 1:
+        ap.error(f"--stages must be >= 2, --replays and --peak >= 1 (got {a.stages}, {a.replays}, {a.peak})")
     rows = run(default_cases(), a.stages, a.replays, a.peak)
     if a.json:
         with open(a.json, "w") as f:

@@ -55,6 +55,7 @@ class _SlotRingCase:
     SM cycles; ``blocks_per_sm`` persistent blocks per SM.  ``_fill`` (pieces / load warps) is the one kernel argument
     in which they differ, ``_tag`` its letter in the name."""
     _kind = _tag = ""
+    dyn = 0   # dynamic slot chunks: a dataclass field of BulkCase only (probe_ring owns fixed runs)
 
     @property
     def _fill(self) -> int:
@@ -70,9 +71,8 @@ class _SlotRingCase:
 
     @property
     def name(self) -> str:
-        dyn = getattr(self, "dyn", 0)
         return (f"{self._kind}_s{self.slot // 1024}k_x{self.stages}_{self._tag}{self._fill}_w{self.cons_warps}"
-                f"_t{self.touch}_h{self.hold}_b{self.blocks_per_sm}" + (f"_d{dyn}" if dyn else ""))
+                f"_t{self.touch}_h{self.hold}_b{self.blocks_per_sm}" + (f"_d{self.dyn}" if self.dyn else ""))
 
     def in_flight_per_sm(self) -> int:
         return self.slot * self.stages * self.blocks_per_sm
@@ -136,7 +136,7 @@ def _check(case) -> None:
     if isinstance(case, BulkCase) and (case.pieces < 1 or case.slot % case.pieces or (case.slot // case.pieces) % 16):
         raise ValueError(f"stream_probe: {case.name}: the slot and each piece must be multiples of 16 bytes")
     if (case.slot % 16 or case.cons_warps < 1 or case.producer_warps < 1 or case.threads > 1024 or case.stages < 1
-            or case.blocks_per_sm < 1 or case.hold < 0 or getattr(case, "dyn", 0) < 0 or case.touch not in (0, 1, 2)):
+            or case.blocks_per_sm < 1 or case.hold < 0 or case.dyn < 0 or case.touch not in (0, 1, 2)):
         raise ValueError(f"stream_probe: bad case {case}")
 
 
