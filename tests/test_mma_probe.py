@@ -35,11 +35,18 @@ def test_case_names_and_counts():
     assert mp.MmaCase(2, 2, 8, 1, 1, sync=True).name == "wg2_tm2_k8_alu1_mma_sync"
     names = [c.name for c in mp.default_cases()]
     assert len(names) == len(set(names))
+    c = mp.MmaCase(2, 2, 8, 1, 0, split=True, ss=True, store=True)
+    assert c.name == "wg2_tm2_k8_alu1_both_split_ss_st" and c.flags == 7
+    assert mp.MmaCase(chain=True).flags == 8
+    # B tile + two A tiles + 16 bytes per fragment per thread + alignment slack
+    assert c.smem_bytes == 1024 + 3 * 8192 + 2 * 8 * 16 * 256
 
 
 @pytest.mark.parametrize("case", [mp.MmaCase(3), mp.MmaCase(2, 3), mp.MmaCase(2, 2, 9), mp.MmaCase(2, 2, 8, 0),
                                   mp.MmaCase(2, 2, 8, 1, 3), mp.MmaCase(1, 2, 8, 1, 0, True),
-                                  mp.MmaCase(2, 2, 8, 1, 0, True, True)])
+                                  mp.MmaCase(2, 2, 8, 1, 0, True, True), mp.MmaCase(1, split=True),
+                                  mp.MmaCase(mode=1, split=True), mp.MmaCase(pingpong=True, split=True),
+                                  mp.MmaCase(sync=True, ss=True), mp.MmaCase(sync=True, split=True)])
 def test_bad_cases_are_refused(case):
     with pytest.raises(ValueError, match="mma_probe"):
         mp.probe_spec(case, "sm_90a")
@@ -60,7 +67,9 @@ def test_probe_runs_and_reports_cycles():
         pytest.skip("wgmma: sm_90a only")
     import io
 
-    cases = [mp.MmaCase(2, 2, 8, 1, m) for m in (0, 1, 2)] + [mp.MmaCase(2, 2, 8, 1, 0, True)]
+    cases = [mp.MmaCase(2, 2, 8, 1, m) for m in (0, 1, 2)] + [mp.MmaCase(2, 2, 8, 1, 0, True),
+                                                             mp.MmaCase(2, 2, 8, 1, 0, split=True, ss=True, store=True),
+                                                             mp.MmaCase(2, 2, 8, 1, 0, ss=True)]
     rows = mp.run(cases, stages=64, replays=3, out=io.StringIO())
     by = {r["case"]: r for r in rows}
     for r in rows:
@@ -71,3 +80,6 @@ def test_probe_runs_and_reports_cycles():
     assert mma["cycles_per_stage"] > 0.8 * mma["tensor_cycles_per_stage"], mma
     both = by["wg2_tm2_k8_alu1_both"]
     assert both["cycles_per_stage"] > 0.9 * max(mma["cycles_per_stage"], by["wg2_tm2_k8_alu1_alu"]["cycles_per_stage"])
+    # the same wgmmas from shared memory, or from one warpgroup of two, cannot beat the peak either
+    for name in ("wg2_tm2_k8_alu1_both_split_ss_st", "wg2_tm2_k8_alu1_both_ss"):
+        assert by[name]["cycles_per_stage"] > 0.8 * by[name]["tensor_cycles_per_stage"], by[name]

@@ -34,11 +34,31 @@ class MmaCase:
     mode: int = 0
     pingpong: bool = False
     sync: bool = False   # mma.sync m16n8k16 instead of wgmma (the same MACs and A fragments)
+    # (session 52; mma_probe.cuh's kFlags) split: warpgroup 0 issues every ALU instruction, warpgroup 1 every wgmma,
+    # unsynchronized; ss: the wgmmas read A from shared memory; store: the ALU phase stores its fragments to shared
+    # memory (implied by ss in mode 0 without split); chain: tile-major MMA order (consecutive wgmmas share an
+    # accumulator)
+    split: bool = False
+    ss: bool = False
+    store: bool = False
+    chain: bool = False
 
     @property
     def name(self) -> str:
         return (f"wg{self.warpgroups}_tm{self.tiles}_k{self.steps}_alu{self.alu4}_{MODES[self.mode]}"
-                + ("_pp" if self.pingpong else "") + ("_sync" if self.sync else ""))
+                + ("_pp" if self.pingpong else "") + ("_sync" if self.sync else "")
+                + ("_split" if self.split else "") + ("_ss" if self.ss else "")
+                + ("_st" if self.store else "") + ("_chain" if self.chain else ""))
+
+    @property
+    def flags(self) -> int:
+        """mma_probe.cuh's kFlags (kProbeSplit 1, kProbeSS 2, kProbeStore 4, kProbeChain 8)."""
+        return 1 * self.split + 2 * self.ss + 4 * self.store + 8 * self.chain
+
+    @property
+    def smem_bytes(self) -> int:
+        """mma_probe.cuh's probe_mma_smem_bytes: B tile, two A tiles, the fragment stores, alignment slack."""
+        return 1024 + 8192 + 2 * 8192 + self.tiles * self.steps * 16 * 128 * self.warpgroups
 
     @property
     def wgmmas_per_stage(self) -> int:
@@ -47,16 +67,19 @@ class MmaCase:
 
     @property
     def alu_per_stage(self) -> int:
-        """Dequant-like instructions one thread issues per stage (4 per group per fragment register)."""
+        """Dequant-like instructions one thread issues per stage (4 per group per fragment register; with split roles
+        warpgroup 0 issues twice this and warpgroup 1 none)."""
         return 0 if self.mode == 1 else 4 * self.alu4 * self.tiles * self.steps * 4
 
 
 def check(case: MmaCase) -> None:
     if (case.warpgroups not in (1, 2) or case.tiles not in (1, 2) or not 1 <= case.steps <= 8 or case.alu4 < 1
             or case.alu4 > 4 or case.mode not in MODES or (case.pingpong and case.warpgroups != 2)
-            or (case.sync and case.pingpong)):
+            or (case.sync and (case.pingpong or case.split or case.ss))
+            or (case.split and (case.warpgroups != 2 or case.mode != 0 or case.pingpong))):
         raise ValueError(f"mma_probe: bad case {case} (warpgroups 1-2, tiles 1-2, steps 1-8, alu4 1-4, mode 0-2, "
-                         "pingpong needs two warpgroups and wgmma)")
+                         "pingpong needs two warpgroups and wgmma; split needs two warpgroups, mode 0, no "
+                         "pingpong; sync takes no pingpong / split / ss)")
 
 
 def default_cases() -> List[MmaCase]:
@@ -73,6 +96,13 @@ def default_cases() -> List[MmaCase]:
         # the same MACs through mma.sync (8 warps, one block per SM)
         for mode in (0, 1):
             out.append(MmaCase(2, 2, 8, alu4, mode, sync=True))
+        # (session 52) where the overlap goes missing: one role per warpgroup (A in registers; the ALU storing its
+        # fragments; both through shared memory -- the dequant-to-shared-memory design), shared-memory A in each
+        # warpgroup, the ALU's stores alone, the tile-major MMA order
+        out += [MmaCase(2, 2, 8, alu4, 0, split=True), MmaCase(2, 2, 8, alu4, 0, split=True, store=True),
+                MmaCase(2, 2, 8, alu4, 0, split=True, ss=True, store=True), MmaCase(2, 2, 8, alu4, 1, ss=True),
+                MmaCase(2, 2, 8, alu4, 0, ss=True), MmaCase(2, 2, 8, alu4, 2, store=True),
+                MmaCase(2, 2, 8, alu4, 0, chain=True), MmaCase(2, 2, 8, alu4, 1, chain=True)]
     return out
 
 
@@ -86,12 +116,9 @@ def probe_spec(case: MmaCase, arch: str):
            f'extern "C" __global__ void __launch_bounds__({threads}, 1) {name}(int stages, unsigned seed, '
            'uint32_t* __restrict__ sink, long long* __restrict__ cycles) {\n'
            f'  humming::probe_wgmma_alu<{case.tiles}, {case.steps}, {case.alu4}, {case.mode}, '
-           f'{"true" if case.pingpong else "false"}, {"true" if case.sync else "false"}>(stages, seed, sink, '
-           'cycles);\n}\n')
+           f'{"true" if case.pingpong else "false"}, {"true" if case.sync else "false"}, {case.flags}>(stages, seed, '
+           'sink, cycles);\n}\n')
     return KernelSpec(name=name, source=src, arch=arch, config={"kernel": "mma_probe", "case": asdict(case)})
-
-
-SMEM_BYTES = 64 * 64 * 2 + 1024   # the B tile + 1 KB of alignment slack
 
 
 def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_macs: int = 2048,
@@ -125,9 +152,9 @@ def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_mac
     rows = []
     for case in cases:
         fn = load_kernel(compile_kernel(probe_spec(case, arch)), dev)
-        fn.set_max_smem(SMEM_BYTES)
+        fn.set_max_smem(case.smem_bytes)
         args = (stages, 12345, sink, cycles)
-        us = time_graph([lambda c=case: fn.launch(sms, 128 * c.warpgroups, SMEM_BYTES, None, args)], replays)
+        us = time_graph([lambda c=case: fn.launch(sms, 128 * c.warpgroups, c.smem_bytes, None, args)], replays)
         per_stage = int(cycles[0]) / stages
         tensor = case.wgmmas_per_stage * 64 * 64 * 16 / peak_macs
         print(f"{case.name:<28} {us:9.1f} us  {per_stage:8.0f} cycles/stage  (tensor {tensor:6.0f}, "

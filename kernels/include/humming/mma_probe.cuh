@@ -21,6 +21,18 @@
 //   kSync: the same MACs through mma.sync m16n8k16 instead (warp w of a warpgroup: rows 16w..16w+15 of each m64
 //   tile, the same A fragments; per k16 step four ldmatrix.x4 of the 64 tokens' B fragments, shared by the tiles):
 //   an HMMA reads its registers at issue, so the warp's ALU work may overlap the tensor pipe where wgmma's does not.
+//   (Session 52, call A: it does not -- 1557 cycles / stage MMA only, 2012 both.)
+//   kFlags (session 52) -- where does the overlap go missing?
+//     kProbeSplit: two warpgroups with one role each, unsynchronized -- warpgroup 0 issues both warpgroups' ALU work
+//       (two buffers per stage), warpgroup 1 both warpgroups' MMAs (two commit groups per stage): does one warp's
+//       ALU issue overlap ANOTHER warp's wgmmas on the same sub-partition?
+//     kProbeSS: the wgmmas read A from shared memory too (a 64 x 64 sw128 tile per m64 tile, by descriptor): no A
+//       registers in flight.  With kProbeSplit this is the dequant-to-shared-memory design; in mode 0 each
+//       warpgroup stores its fragments, fences the async proxy and syncs its 128 threads before its own SS wgmmas.
+//     kProbeStore: the ALU phase stores its fragments to shared memory (16 bytes per fragment, conflict-free) -- the
+//       cost of handing them to SS wgmmas (kProbeSS implies it in mode 0).
+//     kProbeChain: the MMA phase issues tile-major (all k16 steps of tile 0, then tile 1: consecutive wgmmas on one
+//       accumulator) instead of step-major (alternating accumulators, the real loop's order).
 //
 // Block 0's thread 0 writes the SM cycles of its loop to cycles[0]; every thread folds its accumulators into sink so
 // nothing is dead code.
@@ -40,11 +52,37 @@ HUMMING_DEVICE void probe_bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong, bool kSync = false>
+constexpr int kProbeSplit = 1, kProbeSS = 2, kProbeStore = 4, kProbeChain = 8;
+
+// d[32] += A (64 x 16 from shared memory, descriptor desc_a) * B (16 x 64, desc_b): both K-major, no transpose.
+HUMMING_DEVICE void probe_wgmma_ss_m64n64(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
+#if HUMMING_HAS_WGMMA
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, "
+      "%13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, "
+      "1, 1, 0, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b));
+#else
+  __trap();
+#endif
+}
+
+// Shared memory of a probe block (MmaCase.smem_bytes launches it): 1 KB of alignment slack, the B tile (8 KB), two
+// A tiles (16 KB, kProbeSS), the fragment stores (kTiles x kSteps x 16 bytes per thread).
+
+template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong, bool kSync = false, int kFlags = 0>
 HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restrict__ sink,
                                     long long* __restrict__ cycles) {
   static_assert(kMode >= 0 && kMode <= 2, "kMode: 0 both, 1 MMA only, 2 ALU only");
   static_assert(kSteps >= 1 && kSteps <= 8 && kTiles >= 1 && kTiles <= 2, "a stage is at most 2 tiles x 8 k16 steps");
+  constexpr bool kSplit = kFlags & kProbeSplit, kSS = kFlags & kProbeSS, kChain = kFlags & kProbeChain;
+  constexpr bool kStore = (kFlags & kProbeStore) || (kSS && !kSplit && kMode == 0);
+  static_assert(!(kSync && (kSplit || kSS)), "mma.sync cases: no split roles, no shared-memory A");
+  static_assert(!kSplit || (kMode == 0 && !kPingPong), "split roles: mode 0 (the roles are the modes), no ping-pong");
 #if HUMMING_HAS_WGMMA
   // B: 64 tokens x 64 K of bf16 in the 128-byte swizzle layout, 1 KB aligned (k16 step f at descriptor + 2 (f % 4))
   extern __shared__ __align__(1024) uint8_t probe_mma_smem[];
@@ -56,6 +94,13 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
   __syncthreads();
   const uint64_t desc = wgmma_desc_sw128(tile);
   const int wg = threadIdx.x / 128;
+  // A tiles (kProbeSS): tile t at tile + 8 KB (t + 1), the same small bf16 values; the fragment stores after them
+  for (int i = threadIdx.x; i < 2 * 64 * 64 / 2; i += blockDim.x)
+    reinterpret_cast<uint32_t*>(tile + 8192)[i] = 0x3C803C80u ^ ((uint32_t)(i * 2246822519u) & 0x000F000Fu);
+  uint4* const stores = reinterpret_cast<uint4*>(tile + 3 * 8192);
+  fence_proxy_async_shared();
+  __syncthreads();
+  const uint64_t desc_a = wgmma_desc_sw128(tile + 8192);
 
   float acc[kTiles][32];
 #pragma unroll
@@ -97,6 +142,10 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
           frag[B][t][f][r] = x;
         }
         raw[t][f] = word * 1664525u + 1013904223u;   // the next stage's word
+        if constexpr (kStore) {   // thread-consecutive 16-byte chunks: conflict-free
+          stores[(t * kSteps + f) * blockDim.x + threadIdx.x] =
+              make_uint4(frag[B][t][f][0], frag[B][t][f][1], frag[B][t][f][2], frag[B][t][f][3]);
+        }
       }
   };
   auto fence_acc = [&] {
@@ -129,12 +178,27 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
       }
       return;
     }
+    if constexpr (kSS && !kSplit && kMode == 0) {   // this warpgroup's stores -> its SS wgmmas
+      fence_proxy_async_shared();
+      probe_bar_sync(3 + wg, 128);
+    }
     fence_acc();
     wgmma_fence();
+    auto one = [&](int t, int f) {
+      if constexpr (kSS) probe_wgmma_ss_m64n64(acc[t], desc_a + 512 * t + 2 * (f % 4), desc + 2 * (f % 4));
+      else Wgmma<__nv_bfloat16, 64>::mma(acc[t], frag[B][t][f], desc + 2 * (f % 4));
+    };
+    if constexpr (kChain) {
 #pragma unroll
-    for (int f = 0; f < kSteps; ++f)
+      for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) Wgmma<__nv_bfloat16, 64>::mma(acc[t], frag[B][t][f], desc + 2 * (f % 4));
+        for (int f = 0; f < kSteps; ++f) one(t, f);
+    } else {
+#pragma unroll
+      for (int f = 0; f < kSteps; ++f)
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t) one(t, f);
+    }
     wgmma_commit();
     fence_acc();
   };
@@ -160,23 +224,48 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
     }
   };
 
-  if constexpr (kMode == 1) {   // MMA only: both buffers filled once
+  if constexpr (kMode == 1 || kSplit) {   // MMA only (and the MMA role): both buffers filled once
     alu(Int<0>{});
     alu(Int<1>{});
   }
-  const long long c0 = clock64();
-  int i = 0;
+  long long c0, c1;
+  if constexpr (kSplit) {   // one role per warpgroup, both warpgroups' work each, in a loop of its own (one loop
+    __syncthreads();        // with the roles as branches makes ptxas serialize the wgmmas)
+    c0 = clock64();
+    if (wg == 0) {
 #pragma unroll 1
-  for (; i + 2 <= stages; i += 2) {
-    stage(Int<0>{}, i);
-    stage(Int<1>{}, i + 1);
+      for (int i = 0; i < stages; ++i) {
+        alu(Int<0>{});
+        alu(Int<1>{});
+      }
+    } else {
+#pragma unroll 1
+      for (int i = 0; i < stages; ++i) {
+        mma(Int<0>{});
+        wgmma_wait<1>();
+        mma(Int<1>{});
+        wgmma_wait<1>();
+      }
+      wgmma_wait<0>();
+      fence_acc();
+    }
+    __syncthreads();   // block 0's cycles cover the slower role
+    c1 = clock64();
+  } else {
+    c0 = clock64();
+    int i = 0;
+#pragma unroll 1
+    for (; i + 2 <= stages; i += 2) {
+      stage(Int<0>{}, i);
+      stage(Int<1>{}, i + 1);
+    }
+    if (i < stages) stage(Int<0>{}, i);
+    if constexpr (!kSync) {
+      wgmma_wait<0>();
+      fence_acc();
+    }
+    c1 = clock64();
   }
-  if (i < stages) stage(Int<0>{}, i);
-  if constexpr (!kSync) {
-    wgmma_wait<0>();
-    fence_acc();
-  }
-  const long long c1 = clock64();
   if (blockIdx.x == 0 && threadIdx.x == 0) cycles[0] = c1 - c0;
 
   // fold everything into sink (keeps the MMAs and the ALU chains alive)
