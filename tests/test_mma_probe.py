@@ -38,6 +38,7 @@ def test_case_names_and_counts():
     c = mp.MmaCase(2, 2, 8, 1, 0, split=True, ss=True, store=True)
     assert c.name == "wg2_tm2_k8_alu1_both_split_ss_st" and c.flags == 7
     assert mp.MmaCase(chain=True).flags == 8
+    assert mp.MmaCase(alu="int").flags == 16 and mp.MmaCase(alu="f32", mode=2).name == "wg2_tm2_k8_alu1_alu_f32"
     # B tile + two A tiles + 16 bytes per fragment per thread + alignment slack
     assert c.smem_bytes == 1024 + 3 * 8192 + 2 * 8 * 16 * 256
 
@@ -46,7 +47,8 @@ def test_case_names_and_counts():
                                   mp.MmaCase(2, 2, 8, 1, 3), mp.MmaCase(1, 2, 8, 1, 0, True),
                                   mp.MmaCase(2, 2, 8, 1, 0, True, True), mp.MmaCase(1, split=True),
                                   mp.MmaCase(mode=1, split=True), mp.MmaCase(pingpong=True, split=True),
-                                  mp.MmaCase(sync=True, ss=True), mp.MmaCase(sync=True, split=True)])
+                                  mp.MmaCase(sync=True, ss=True), mp.MmaCase(sync=True, split=True),
+                                  mp.MmaCase(alu="fp16")])
 def test_bad_cases_are_refused(case):
     with pytest.raises(ValueError, match="mma_probe"):
         mp.probe_spec(case, "sm_90a")
@@ -74,6 +76,7 @@ def test_probe_runs_and_reports_cycles():
     by = {r["case"]: r for r in rows}
     for r in rows:
         assert r["us"] > 0 and r["cycles_per_stage"] > 0, r
+        assert r["slowest_cycles_per_stage"] >= r["cycles_per_stage"], r
     # the MMAs alone cannot beat the tensor peak by much (2048 MACs / cycle / SM on H100 / H200), and doing both
     # takes at least as long as either alone (within noise)
     mma = by["wg2_tm2_k8_alu1_mma"]

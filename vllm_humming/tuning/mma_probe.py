@@ -42,18 +42,22 @@ class MmaCase:
     ss: bool = False
     store: bool = False
     chain: bool = False
+    alu: str = "bf16"   # the ALU groups' last two ops: "bf16" (hsub2, hmul2), "int" (add, lop3), "f32" (fadd, fmul)
 
     @property
     def name(self) -> str:
         return (f"wg{self.warpgroups}_tm{self.tiles}_k{self.steps}_alu{self.alu4}_{MODES[self.mode]}"
                 + ("_pp" if self.pingpong else "") + ("_sync" if self.sync else "")
                 + ("_split" if self.split else "") + ("_ss" if self.ss else "")
-                + ("_st" if self.store else "") + ("_chain" if self.chain else ""))
+                + ("_st" if self.store else "") + ("_chain" if self.chain else "")
+                + ("" if self.alu == "bf16" else f"_{self.alu}"))
 
     @property
     def flags(self) -> int:
-        """mma_probe.cuh's kFlags (kProbeSplit 1, kProbeSS 2, kProbeStore 4, kProbeChain 8)."""
-        return 1 * self.split + 2 * self.ss + 4 * self.store + 8 * self.chain
+        """mma_probe.cuh's kFlags (kProbeSplit 1, kProbeSS 2, kProbeStore 4, kProbeChain 8, kProbeAluInt 16,
+        kProbeAluF32 32)."""
+        return (1 * self.split + 2 * self.ss + 4 * self.store + 8 * self.chain + 16 * (self.alu == "int")
+                + 32 * (self.alu == "f32"))
 
     @property
     def smem_bytes(self) -> int:
@@ -76,10 +80,11 @@ def check(case: MmaCase) -> None:
     if (case.warpgroups not in (1, 2) or case.tiles not in (1, 2) or not 1 <= case.steps <= 8 or case.alu4 < 1
             or case.alu4 > 4 or case.mode not in MODES or (case.pingpong and case.warpgroups != 2)
             or (case.sync and (case.pingpong or case.split or case.ss))
-            or (case.split and (case.warpgroups != 2 or case.mode != 0 or case.pingpong))):
+            or (case.split and (case.warpgroups != 2 or case.mode != 0 or case.pingpong))
+            or case.alu not in ("bf16", "int", "f32")):
         raise ValueError(f"mma_probe: bad case {case} (warpgroups 1-2, tiles 1-2, steps 1-8, alu4 1-4, mode 0-2, "
                          "pingpong needs two warpgroups and wgmma; split needs two warpgroups, mode 0, no "
-                         "pingpong; sync takes no pingpong / split / ss)")
+                         "pingpong; sync takes no pingpong / split / ss; alu bf16 / int / f32)")
 
 
 def default_cases() -> List[MmaCase]:
@@ -103,6 +108,10 @@ def default_cases() -> List[MmaCase]:
                 MmaCase(2, 2, 8, alu4, 0, split=True, ss=True, store=True), MmaCase(2, 2, 8, alu4, 1, ss=True),
                 MmaCase(2, 2, 8, alu4, 0, ss=True), MmaCase(2, 2, 8, alu4, 2, store=True),
                 MmaCase(2, 2, 8, alu4, 0, chain=True), MmaCase(2, 2, 8, alu4, 1, chain=True)]
+        # the same ALU counts on the integer pipe / in fp32 (does the tensor pipe contend with the packed 16-bit
+        # path?), alone and with the MMAs
+        for alu in ("int", "f32"):
+            out += [MmaCase(2, 2, 8, alu4, 0, alu=alu), MmaCase(2, 2, 8, alu4, 2, alu=alu)]
     return out
 
 
@@ -148,18 +157,21 @@ def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_mac
     print(f"# mma_probe on {props.name}, {sms} blocks (one per SM), {stages} stages; tensor cycles at "
           f"{peak_macs} MACs / cycle / SM", file=out)
     sink = torch.zeros(4, dtype=torch.int32, device=dev)
-    cycles = torch.zeros(2, dtype=torch.int64, device=dev)
+    cycles = torch.zeros(2, dtype=torch.int64, device=dev)   # block 0's, the slowest block's
     rows = []
     for case in cases:
         fn = load_kernel(compile_kernel(probe_spec(case, arch)), dev)
         fn.set_max_smem(case.smem_bytes)
         args = (stages, 12345, sink, cycles)
+        cycles.zero_()
         us = time_graph([lambda c=case: fn.launch(sms, 128 * c.warpgroups, c.smem_bytes, None, args)], replays)
         per_stage = int(cycles[0]) / stages
+        slowest = int(cycles[1]) / stages
         tensor = case.wgmmas_per_stage * 64 * 64 * 16 / peak_macs
-        print(f"{case.name:<28} {us:9.1f} us  {per_stage:8.0f} cycles/stage  (tensor {tensor:6.0f}, "
-              f"ALU {case.alu_per_stage} instr/thread)", file=out)
+        print(f"{case.name:<34} {us:9.1f} us  {per_stage:8.0f} cycles/stage (slowest SM {slowest:6.0f})  (tensor "
+              f"{tensor:6.0f}, ALU {case.alu_per_stage} instr/thread)", file=out)
         rows.append({"case": case.name, **asdict(case), "us": us, "cycles_per_stage": per_stage,
+                     "slowest_cycles_per_stage": slowest,
                      "tensor_cycles_per_stage": tensor, "alu_per_stage": case.alu_per_stage})
         out.flush()
     return rows

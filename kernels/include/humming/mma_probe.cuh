@@ -33,6 +33,11 @@
 //       cost of handing them to SS wgmmas (kProbeSS implies it in mode 0).
 //     kProbeChain: the MMA phase issues tile-major (all k16 steps of tile 0, then tile 1: consecutive wgmmas on one
 //       accumulator) instead of step-major (alternating accumulators, the real loop's order).
+//     kProbeAluInt / kProbeAluF32: the ALU groups' two half-precision ops (hsub2, hmul2: the FMA pipe's packed
+//       16-bit path) become an integer add + lop3, or an fp32 add + mul -- does the tensor pipe contend with one
+//       execution pipe in particular?
+//   Besides block 0's cycles (cycles[0]), every block's thread 0 folds its own into cycles[1] by atomicMax (the
+//   caller zeroes it): the slowest SM.
 //
 // Block 0's thread 0 writes the SM cycles of its loop to cycles[0]; every thread folds its accumulators into sink so
 // nothing is dead code.
@@ -52,7 +57,7 @@ HUMMING_DEVICE void probe_bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-constexpr int kProbeSplit = 1, kProbeSS = 2, kProbeStore = 4, kProbeChain = 8;
+constexpr int kProbeSplit = 1, kProbeSS = 2, kProbeStore = 4, kProbeChain = 8, kProbeAluInt = 16, kProbeAluF32 = 32;
 
 // d[32] += A (64 x 16 from shared memory, descriptor desc_a) * B (16 x 64, desc_b): both K-major, no transpose.
 HUMMING_DEVICE void probe_wgmma_ss_m64n64(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
@@ -80,6 +85,8 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
   static_assert(kMode >= 0 && kMode <= 2, "kMode: 0 both, 1 MMA only, 2 ALU only");
   static_assert(kSteps >= 1 && kSteps <= 8 && kTiles >= 1 && kTiles <= 2, "a stage is at most 2 tiles x 8 k16 steps");
   constexpr bool kSplit = kFlags & kProbeSplit, kSS = kFlags & kProbeSS, kChain = kFlags & kProbeChain;
+  constexpr bool kAluInt = kFlags & kProbeAluInt, kAluF32 = kFlags & kProbeAluF32;
+  static_assert(!(kAluInt && kAluF32), "one ALU mix");
   constexpr bool kStore = (kFlags & kProbeStore) || (kSS && !kSplit && kMode == 0);
   static_assert(!(kSync && (kSplit || kSS)), "mma.sync cases: no split roles, no shared-memory A");
   static_assert(!kSplit || (kMode == 0 && !kPingPong), "split roles: mode 0 (the roles are the modes), no ping-pong");
@@ -135,9 +142,20 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
             const uint32_t sh = (word >> (4 * ((r + g) & 3))) ^ x;
             uint32_t y;
             asm volatile("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(y) : "r"(sh), "r"(0x000F000Fu), "r"(0x43004300u));
-            __nv_bfloat162 h = __hsub2(as_t2<__nv_bfloat162>(y), as_t2<__nv_bfloat162>(bias));
-            h = __hmul2(h, as_t2<__nv_bfloat162>(scale));
-            x = as_u32(h);
+            if constexpr (kAluInt) {   // integer pipe only: shift, lop3, add, lop3
+              uint32_t z;
+              asm volatile("add.u32 %0, %1, %2;\n" : "=r"(z) : "r"(y), "r"(bias));
+              asm volatile("lop3.b32 %0, %1, %2, %3, 0x96;\n" : "=r"(x) : "r"(z), "r"(scale), "r"(sh));
+            } else if constexpr (kAluF32) {   // fp32 for the two half-precision ops: shift, lop3, fadd, fmul
+              float z;
+              asm volatile("add.f32 %0, %1, %2;\n" : "=f"(z) : "f"(__uint_as_float(y)), "f"(__uint_as_float(bias)));
+              asm volatile("mul.f32 %0, %1, %2;\n" : "=f"(z) : "f"(z), "f"(__uint_as_float(scale)));
+              x = __float_as_uint(z);
+            } else {
+              __nv_bfloat162 h = __hsub2(as_t2<__nv_bfloat162>(y), as_t2<__nv_bfloat162>(bias));
+              h = __hmul2(h, as_t2<__nv_bfloat162>(scale));
+              x = as_u32(h);
+            }
           }
           frag[B][t][f][r] = x;
         }
@@ -267,6 +285,7 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
     c1 = clock64();
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) cycles[0] = c1 - c0;
+  if (threadIdx.x == 0) atomicMax(reinterpret_cast<unsigned long long*>(cycles + 1), (unsigned long long)(c1 - c0));
 
   // fold everything into sink (keeps the MMAs and the ALU chains alive)
   uint32_t fold = 0u;

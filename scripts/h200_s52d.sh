@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Session 52, call D (call C + the ALU mixes and the slowest SM): where the ALU / wgmma overlap goes missing (tuning.mma_probe's new split / ss / store / chain
+# cases): one role per warpgroup, A from shared memory, the ALU's stores, the tile-major MMA order.
+. scripts/h200_setup.sh
+call_results d
+step 120 python3 -m pytest -q -m gpu tests/test_mma_probe.py >"$R/gpu_mma_probe.log" 2>&1
+tail -2 "$R/gpu_mma_probe.log" | cut -c1-200; pack
+step 200 python3 -m vllm_humming.tuning.mma_probe --json "$R/mma_probe.json" >"$R/mma_probe.txt" 2>&1
+cat "$R/mma_probe.txt" | cut -c1-130; pack
