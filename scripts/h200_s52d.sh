@@ -3,6 +3,7 @@
 # cases): one role per warpgroup, A from shared memory, the ALU's stores, the tile-major MMA order.
 . scripts/h200_setup.sh
 call_results d
+grep -q H200 "$OUT/device.txt" && int4_record 240
 step 120 python3 -m pytest -q -m gpu tests/test_mma_probe.py >"$R/gpu_mma_probe.log" 2>&1
 tail -2 "$R/gpu_mma_probe.log" | cut -c1-200; pack
 step 200 python3 -m vllm_humming.tuning.mma_probe --json "$R/mma_probe.json" >"$R/mma_probe.txt" 2>&1
