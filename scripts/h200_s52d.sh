@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 52, call D (call C + the ALU mixes and the slowest SM): where the ALU / wgmma overlap goes missing (tuning.mma_probe's new split / ss / store / chain
+# Session 52, call D (call C + the ALU mixes, the slowest SM, the 16-token m64n16k16 shape): where the ALU / wgmma overlap goes missing (tuning.mma_probe's new split / ss / store / chain
 # cases): one role per warpgroup, A from shared memory, the ALU's stores, the tile-major MMA order.
 . scripts/h200_setup.sh
 call_results d

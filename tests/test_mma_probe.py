@@ -38,6 +38,8 @@ def test_case_names_and_counts():
     c = mp.MmaCase(2, 2, 8, 1, 0, split=True, ss=True, store=True)
     assert c.name == "wg2_tm2_k8_alu1_both_split_ss_st" and c.flags == 7
     assert mp.MmaCase(chain=True).flags == 8
+    n16 = mp.MmaCase(2, 2, 8, 1, 0, tokens=16)
+    assert n16.name == "wg2_tm2_k8_alu1_both_n16" and n16.macs_per_stage == 32 * 64 * 16 * 16
     assert mp.MmaCase(alu="int").flags == 16 and mp.MmaCase(alu="f32", mode=2).name == "wg2_tm2_k8_alu1_alu_f32"
     # B tile + two A tiles + 16 bytes per fragment per thread + alignment slack
     assert c.smem_bytes == 1024 + 3 * 8192 + 2 * 8 * 16 * 256
@@ -48,7 +50,8 @@ def test_case_names_and_counts():
                                   mp.MmaCase(2, 2, 8, 1, 0, True, True), mp.MmaCase(1, split=True),
                                   mp.MmaCase(mode=1, split=True), mp.MmaCase(pingpong=True, split=True),
                                   mp.MmaCase(sync=True, ss=True), mp.MmaCase(sync=True, split=True),
-                                  mp.MmaCase(alu="fp16")])
+                                  mp.MmaCase(alu="fp16"), mp.MmaCase(tokens=48), mp.MmaCase(tokens=16, ss=True),
+                                  mp.MmaCase(tokens=16, sync=True)])
 def test_bad_cases_are_refused(case):
     with pytest.raises(ValueError, match="mma_probe"):
         mp.probe_spec(case, "sm_90a")

@@ -43,6 +43,7 @@ class MmaCase:
     store: bool = False
     chain: bool = False
     alu: str = "bf16"   # the ALU groups' last two ops: "bf16" (hsub2, hmul2), "int" (add, lop3), "f32" (fadd, fmul)
+    tokens: int = 64    # N of each m64nNk16 wgmma: 64, or 8 / 16 / 24 / 32 (register A)
 
     @property
     def name(self) -> str:
@@ -50,7 +51,7 @@ class MmaCase:
                 + ("_pp" if self.pingpong else "") + ("_sync" if self.sync else "")
                 + ("_split" if self.split else "") + ("_ss" if self.ss else "")
                 + ("_st" if self.store else "") + ("_chain" if self.chain else "")
-                + ("" if self.alu == "bf16" else f"_{self.alu}"))
+                + ("" if self.alu == "bf16" else f"_{self.alu}") + ("" if self.tokens == 64 else f"_n{self.tokens}"))
 
     @property
     def flags(self) -> int:
@@ -70,6 +71,11 @@ class MmaCase:
         return 0 if self.mode == 2 else self.warpgroups * self.tiles * self.steps
 
     @property
+    def macs_per_stage(self) -> int:
+        """MACs one block's wgmmas do per stage (m64 x tokens x k16 each)."""
+        return self.wgmmas_per_stage * 64 * self.tokens * 16
+
+    @property
     def alu_per_stage(self) -> int:
         """Dequant-like instructions one thread issues per stage (4 per group per fragment register; with split roles
         warpgroup 0 issues twice this and warpgroup 1 none)."""
@@ -81,10 +87,12 @@ def check(case: MmaCase) -> None:
             or case.alu4 > 4 or case.mode not in MODES or (case.pingpong and case.warpgroups != 2)
             or (case.sync and (case.pingpong or case.split or case.ss))
             or (case.split and (case.warpgroups != 2 or case.mode != 0 or case.pingpong))
-            or case.alu not in ("bf16", "int", "f32")):
+            or case.alu not in ("bf16", "int", "f32")
+            or not (case.tokens == 64 or (case.tokens in (8, 16, 24, 32) and not case.sync and not case.ss))):
         raise ValueError(f"mma_probe: bad case {case} (warpgroups 1-2, tiles 1-2, steps 1-8, alu4 1-4, mode 0-2, "
                          "pingpong needs two warpgroups and wgmma; split needs two warpgroups, mode 0, no "
-                         "pingpong; sync takes no pingpong / split / ss; alu bf16 / int / f32)")
+                         "pingpong; sync takes no pingpong / split / ss; alu bf16 / int / f32; tokens 64, or 8-32 without sync "
+                         "/ ss)")
 
 
 def default_cases() -> List[MmaCase]:
@@ -112,6 +120,8 @@ def default_cases() -> List[MmaCase]:
         # path?), alone and with the MMAs
         for alu in ("int", "f32"):
             out += [MmaCase(2, 2, 8, alu4, 0, alu=alu), MmaCase(2, 2, 8, alu4, 2, alu=alu)]
+        # the 16-token decode's MMA shape (m64n16k16): the same ALU per stage, a quarter of the MACs
+        out += [MmaCase(2, 2, 8, alu4, m, tokens=16) for m in (0, 1)] + [MmaCase(1, 2, 8, alu4, 1, tokens=16)]
     return out
 
 
@@ -125,8 +135,9 @@ def probe_spec(case: MmaCase, arch: str):
            f'extern "C" __global__ void __launch_bounds__({threads}, 1) {name}(int stages, unsigned seed, '
            'uint32_t* __restrict__ sink, long long* __restrict__ cycles) {\n'
            f'  humming::probe_wgmma_alu<{case.tiles}, {case.steps}, {case.alu4}, {case.mode}, '
-           f'{"true" if case.pingpong else "false"}, {"true" if case.sync else "false"}, {case.flags}>(stages, seed, '
-           'sink, cycles);\n}\n')
+           f'{"true" if case.pingpong else "false"}, {"true" if case.sync else "false"}, {case.flags}, '
+           f'{case.tokens}>(stages, seed, sink, cycles);\n'
+           '}\n')
     return KernelSpec(name=name, source=src, arch=arch, config={"kernel": "mma_probe", "case": asdict(case)})
 
 
@@ -167,7 +178,7 @@ def run(cases: Sequence[MmaCase], stages: int = 400, replays: int = 10, peak_mac
         us = time_graph([lambda c=case: fn.launch(sms, 128 * c.warpgroups, c.smem_bytes, None, args)], replays)
         per_stage = int(cycles[0]) / stages
         slowest = int(cycles[1]) / stages
-        tensor = case.wgmmas_per_stage * 64 * 64 * 16 / peak_macs
+        tensor = case.macs_per_stage / peak_macs
         print(f"{case.name:<34} {us:9.1f} us  {per_stage:8.0f} cycles/stage (slowest SM {slowest:6.0f})  (tensor "
               f"{tensor:6.0f}, ALU {case.alu_per_stage} instr/thread)", file=out)
         rows.append({"case": case.name, **asdict(case), "us": us, "cycles_per_stage": per_stage,

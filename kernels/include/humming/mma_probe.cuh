@@ -36,6 +36,8 @@
 //     kProbeAluInt / kProbeAluF32: the ALU groups' two half-precision ops (hsub2, hmul2: the FMA pipe's packed
 //       16-bit path) become an integer add + lop3, or an fp32 add + mul -- does the tensor pipe contend with one
 //       execution pipe in particular?
+//   kN (session 52): tokens per wgmma (m64nNk16, N = 8-32 with register A) -- the 16-token decode's MMA shape, the
+//   same ALU work per weight for a quarter of the MACs.
 //   Besides block 0's cycles (cycles[0]), every block's thread 0 folds its own into cycles[1] by atomicMax (the
 //   caller zeroes it): the slowest SM.
 //
@@ -79,7 +81,7 @@ HUMMING_DEVICE void probe_wgmma_ss_m64n64(float (&d)[32], uint64_t desc_a, uint6
 // Shared memory of a probe block (MmaCase.smem_bytes launches it): 1 KB of alignment slack, the B tile (8 KB), two
 // A tiles (16 KB, kProbeSS), the fragment stores (kTiles x kSteps x 16 bytes per thread).
 
-template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong, bool kSync = false, int kFlags = 0>
+template <int kTiles, int kSteps, int kAlu4, int kMode, bool kPingPong, bool kSync = false, int kFlags = 0, int kN = 64>
 HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restrict__ sink,
                                     long long* __restrict__ cycles) {
   static_assert(kMode >= 0 && kMode <= 2, "kMode: 0 both, 1 MMA only, 2 ALU only");
@@ -87,6 +89,9 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
   constexpr bool kSplit = kFlags & kProbeSplit, kSS = kFlags & kProbeSS, kChain = kFlags & kProbeChain;
   constexpr bool kAluInt = kFlags & kProbeAluInt, kAluF32 = kFlags & kProbeAluF32;
   static_assert(!(kAluInt && kAluF32), "one ALU mix");
+  static_assert(kN == 64 || (kN >= 8 && kN <= 32 && kN % 8 == 0 && !kSync && !kSS),
+                "tokens per wgmma: 64, or 8 / 16 / 24 / 32 with register A (no mma.sync, no shared-memory A)");
+  constexpr int kAcc = kN / 2;   // fp32 accumulators per thread and m64 tile
   constexpr bool kStore = (kFlags & kProbeStore) || (kSS && !kSplit && kMode == 0);
   static_assert(!(kSync && (kSplit || kSS)), "mma.sync cases: no split roles, no shared-memory A");
   static_assert(!kSplit || (kMode == 0 && !kPingPong), "split roles: mode 0 (the roles are the modes), no ping-pong");
@@ -109,11 +114,11 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
   __syncthreads();
   const uint64_t desc_a = wgmma_desc_sw128(tile + 8192);
 
-  float acc[kTiles][32];
+  float acc[kTiles][kAcc];
 #pragma unroll
   for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-    for (int v = 0; v < 32; ++v) acc[t][v] = 0.f;
+    for (int v = 0; v < kAcc; ++v) acc[t][v] = 0.f;
   uint32_t frag[2][kTiles][kSteps][4];
   const uint32_t bias = 0x43084308u;    // bf16x2 (136, 136): the int4 decode's magic + midpoint
   const uint32_t scale = 0x3C003C00u;   // bf16x2 (2^-7, 2^-7)
@@ -170,7 +175,7 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
 #pragma unroll
     for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-      for (int v = 0; v < 32; ++v) fence_operand(acc[t][v]);
+      for (int v = 0; v < kAcc; ++v) fence_operand(acc[t][v]);
   };
   // (as wna16_math.cuh: the accumulators are fenced outside the fence..commit window only -- an access inside it
   // makes ptxas serialize the wgmmas)
@@ -204,7 +209,7 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
     wgmma_fence();
     auto one = [&](int t, int f) {
       if constexpr (kSS) probe_wgmma_ss_m64n64(acc[t], desc_a + 512 * t + 2 * (f % 4), desc + 2 * (f % 4));
-      else Wgmma<__nv_bfloat16, 64>::mma(acc[t], frag[B][t][f], desc + 2 * (f % 4));
+      else Wgmma<__nv_bfloat16, kN>::mma(acc[t], frag[B][t][f], desc + 2 * (f % 4));   // the tile's first kN rows
     };
     if constexpr (kChain) {
 #pragma unroll
@@ -292,7 +297,7 @@ HUMMING_DEVICE void probe_wgmma_alu(int stages, uint32_t seed, uint32_t* __restr
 #pragma unroll
   for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-    for (int v = 0; v < 32; ++v) fold ^= __float_as_uint(acc[t][v]);
+    for (int v = 0; v < kAcc; ++v) fold ^= __float_as_uint(acc[t][v]);
 #pragma unroll
   for (int b = 0; b < 2; ++b)
 #pragma unroll
