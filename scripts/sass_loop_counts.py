@@ -56,6 +56,8 @@ def main(argv=None) -> int:
     p.add_argument("--arch", default="sm_90a")
     p.add_argument("--nvdisasm", default=shutil.which("nvdisasm") or "", help="path of nvdisasm")
     p.add_argument("--all-loops", action="store_true", help="also loops without MMAs")
+    p.add_argument("--top", type=int, default=12, help="opcodes per histogram (0: all)")
+    p.add_argument("--dump", default="", help="print this loop's SASS (its label, e.g. .L_x_30)")
     args = p.parse_args(argv)
     if not args.nvdisasm or not os.path.exists(args.nvdisasm):
         p.error("nvdisasm not found: pass --nvdisasm (pip download --no-deps nvidia-cuda-nvdisasm)")
@@ -96,8 +98,10 @@ def main(argv=None) -> int:
         mma = ops.get("HGMMA", 0) + ops.get("HMMA", 0)
         if not mma and not args.all_loops:
             continue
-        top = "  ".join(f"{n} {o}" for o, n in ops.most_common(12))
+        top = "  ".join(f"{n} {o}" for o, n in ops.most_common(args.top or None))
         print(f"  loop {label} ({b - a} lines): {sum(ops.values())} instructions, {mma} MMA  |  {top}")
+        if label == args.dump:
+            print("\n".join(lines[a:b + 1]))
     return 0
 
 
