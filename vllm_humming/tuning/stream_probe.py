@@ -172,6 +172,11 @@ def default_cases() -> List[object]:
     for hold in (400, 800, 1200):
         out.append(BulkCase(16384, 8, 1, 8, 2, hold, 1))
         out.append(RingCase(16384, 8, 8, 8, 2, hold, 1))
+    # session 52: is what a hold costs beyond the byte budget (~0.45 us per 16 KB slot) a cost per slot?  The same
+    # hold per byte (and the same 128 KB ring) in 8 / 16 / 32 KB slots, and 32 KB slots in a 192 KB ring
+    for per16k in (800, 1200):
+        for slot, stages in ((8192, 16), (32768, 4), (32768, 6)):
+            out.append(BulkCase(slot, stages, 1, 8, 1, per16k * slot // 16384, 1))
     return out
 
 
