@@ -404,6 +404,30 @@ def test_decode_bulk_defaults(monkeypatch):
                 _assert_graph_replays_match_eager(layer, x)
 
 
+@pytest.mark.skipif(not _wgmma_ok(), reason="the whole-tile bulk rule serves sm_90a layers (H100/H200)")
+def test_wide_bulk_64_defaults(monkeypatch):
+    """What the plan launches at 33-64 tokens on wide int4 layers whose 256-row tiles fill half to all of the SMs
+    (heuristics.WIDE_BULK_64, session 52): the warp-specialized bulk kernel with a 5-deep ring, one block per tile --
+    against the fp32 reference with bias, NaN-poisoned outputs, two calls bit-identical, a CUDA graph equal to the
+    eager calls; odd N (a partial last tile), fp16; a layer of too few tiles and int3 keep the cp.async tile."""
+    from vllm_humming.tuning.heuristics import WIDE_BULK_64
+    monkeypatch.delenv("HUMMING_WIDE_BULK_64", raising=False)
+    monkeypatch.delenv("HUMMING_DEBUG_DEFINES", raising=False)
+    monkeypatch.delenv("HUMMING_DEBUG_SMS", raising=False)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for desc, n, k, dtype, ms, whole in [
+            ("w:uint4b8,s:g128:bfloat16", 28672, 4096, torch.bfloat16, (33, 64), True),
+            ("w:uint4b8,s:g128:float16", 19970, 4096, torch.float16, (48, 64), True),   # 79 tiles, the last partial
+            ("w:uint4b8,s:g128:bfloat16", 16384, 4096, torch.bfloat16, (64,), False),   # 64 tiles < half of 132
+            ("w:uint3b4,s:g128:bfloat16", 28672, 4096, torch.bfloat16, (64,), False)]:
+        whole = whole and 0.5 * sms <= -(-n // 256) <= sms
+        for m, layer, x, chosen in _default_plans(desc, n, k, dtype, ms, "wide_bulk_64"):
+            assert (chosen == WIDE_BULK_64.short()) == whole, (desc, n, k, m, chosen)
+            assert layer.plan_info[m].get("whole_tiles", False) == whole, layer.plan_info[m]
+            if m == 64:
+                _assert_graph_replays_match_eager(layer, x)
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="the one-token tiles serve sm_90a layers (H100/H200)")
 def test_one_token_tiles_defaults(monkeypatch):
     """What the plan launches at one token on wide and mid-size int4 layers with bf16 activations

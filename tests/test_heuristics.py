@@ -182,8 +182,9 @@ def test_nvfp4_rules_at_33_to_64_tokens():
     for m in (33, 48, 64):
         assert pick(m, 4, 16, 28672, 4096) == wide and pick(m, 4, 16, 6144, 4096) == narrow
         assert pick(m, 4, 16, 4096, 14336) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"
-        assert pick(m, 4, 32, 28672, 4096) == pick(m, 4, 128, 28672, 4096, fam=False) == \
-            "bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma"                                          # MXFP4, int4: unchanged
+        assert pick(m, 4, 32, 28672, 4096) == "bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma"    # MXFP4: unchanged
+        # (int4: the whole-tile bulk tile since session 52, test_plan.test_wide_bulk_64_rule)
+        assert pick(m, 4, 128, 28672, 4096, fam=False) == "bt64_wn8_tm2_wk1_ak2_s5_tma_bulk_wgmma"
         assert pick(m, 4, 32, 6144, 4096) == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"
     assert pick(65, 4, 16, 6144, 4096) != narrow and pick(32, 4, 16, 6144, 4096) != narrow
     every = {c.short() for c in all_choices("sm_90a", 4, 16, float_family=True)}
@@ -702,7 +703,10 @@ def test_session12_large_m_rules():
         for m in (33, 64):
             c = pick(m, 28672, 4096, bits, group, flt)
             ak = 2 if bits <= 4 else 1   # two atoms per stage: int4 since session 15, int3 / MXFP4 since 16
-            assert c.short() == f"bt64_wn8_tm2_wk1_ak{ak}_s4_tma_wgmma" and c in allc
+            # (int4 g128: the same 256-row tile in the whole-tile bulk kernel since session 52)
+            want = ("bt64_wn8_tm2_wk1_ak2_s5_tma_bulk_wgmma" if (bits, group, flt) == (4, 128, False)
+                    else f"bt64_wn8_tm2_wk1_ak{ak}_s4_tma_wgmma")
+            assert c.short() == want and c in allc
             assert pick(m, 4096, 14336, bits, group, flt).tiles_m == 1
         for m in (129, 256):
             c = pick(m, 4096, 14336, bits, group, flt)

@@ -45,6 +45,8 @@ def test_offline_plans_match_the_plans_the_h200_recorded(cache_dir, monkeypatch)
         monkeypatch.setenv("HUMMING_WIDE_DECODE_BULK", "0")
         # (and before session 48's one-token tiles: test_one_token_tiles covers those)
         monkeypatch.setenv("HUMMING_ONE_TOKEN_TILES", "0")
+        # (and before session 52's whole-tile bulk rule at 33-64 tokens: test_wide_bulk_64_rule covers that)
+        monkeypatch.setenv("HUMMING_WIDE_BULK_64", "0")
         for var, value in case["env"].items():
             monkeypatch.setenv(var, value)
         key = (case["format"], n, k)
@@ -466,6 +468,49 @@ def test_wide_decode_bulk_switch(monkeypatch):
         pick(4, 28672, 4096)
 
 
+def test_wide_bulk_64_rule(monkeypatch):
+    """Session 52 (heuristics.WIDE_BULK_64): wide int4 g128 layers at 33-64 tokens whose 256-row tiles fill half to
+    all of the SMs take the 5-stage bulk tile, planned as one block per tile (no stream-K split); narrower or wider
+    layers, other codes, K not whole two-atom stages, other buckets, MoE experts and HUMMING_WIDE_BULK_64=0 keep their
+    choices; forced 64-token bulk tiles follow the same grid rule; a bad switch value is refused."""
+    from vllm_humming.ops.moe_gemm import moe_choice
+    from vllm_humming.tuning.heuristics import WIDE_BULK_64, all_choices, bulk_whole_tiles, choose_kernel
+
+    def pick(m, n, k=4096, bits=4, group=128, zero=0, fam=False):
+        return choose_kernel("sm_90a", m, bits, group, zero, 132, k=k, n=n, float_family=fam).short()
+
+    monkeypatch.delenv("HUMMING_WIDE_BULK_64", raising=False)
+    cp = "bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma"
+    assert WIDE_BULK_64.short() == "bt64_wn8_tm2_wk1_ak2_s5_tma_bulk_wgmma"
+    for m in (33, 48, 64):
+        assert pick(m, 28672) == pick(m, 19968) == pick(m, 33792) == WIDE_BULK_64.short()   # 112 / 78 / 132 tiles
+        assert pick(m, 16384) == cp                      # 64 tiles: below half of the SMs (not measured)
+        assert pick(m, 57344) == cp                      # 224 tiles: more than one per SM
+        assert pick(m, 28672, bits=3) == cp and pick(m, 28672, group=32, fam=True) == cp   # int3, MXFP4
+        assert pick(m, 28672, zero=1) != WIDE_BULK_64.short() and pick(m, 28672, group=0) != WIDE_BULK_64.short()
+        assert pick(m, 28672, k=4160) != WIDE_BULK_64.short()   # 65 atoms
+    assert pick(32, 28672) != WIDE_BULK_64.short() and pick(65, 28672) != WIDE_BULK_64.short()
+    assert WIDE_BULK_64 in all_choices("sm_90a", 4, 128, 0, False)   # CI compiles it
+    # MoE experts never take a persistent grid
+    from vllm_humming.ops.gemm import format_params
+    assert not moe_choice("sm_90a", 64, format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16")), 28672, 4096,
+                          132).bulk
+    # the plan: one block per tile
+    planner = OfflinePlanner("w:uint4b8,s:g128:bfloat16", 28672, 4096, "sm_90a", 132)
+    plan = planner.plan(64)
+    assert plan.info["choice"] == WIDE_BULK_64.short() and plan.info["whole_tiles"] is True
+    assert plan.launches[0].grid == (112, 1, 1) and "one tile per block" in describe(plan)
+    assert bulk_whole_tiles(WIDE_BULK_64, 112, 132) and not bulk_whole_tiles(WIDE_BULK_64, 64, 132)
+    assert not bulk_whole_tiles(WIDE_BULK_64, 133, 132)
+    tm1_bulk = KernelChoice.parse("bt64_wn8_tm1_wk1_ak2_s4_tma_bulk_wgmma")   # 128-row tiles: stream-K as before
+    assert not bulk_whole_tiles(tm1_bulk, 112, 132)
+    monkeypatch.setenv("HUMMING_WIDE_BULK_64", "0")
+    assert pick(64, 28672) == cp and not bulk_whole_tiles(WIDE_BULK_64, 112, 132)
+    monkeypatch.setenv("HUMMING_WIDE_BULK_64", "x")
+    with pytest.raises(ValueError, match="HUMMING_WIDE_BULK_64"):
+        pick(64, 28672)
+
+
 def test_decode_bulk_rule(monkeypatch):
     """Session 46 (heuristics.decode_bulk_choice): at 17-32 tokens layers of >= DECODE_BULK_MIN_WEIGHTS weights take
     the bulk kernel -- 256-row tiles for codes of <= 4 bits from DECODE_BULK_WIDE_N rows, else 192-row -- for the
@@ -499,7 +544,8 @@ def test_decode_bulk_rule(monkeypatch):
     assert pick(28672, 4096, fam=True, group=16) == wide                      # NVFP4
     for kw in (dict(group=64), dict(zero=2), dict(bits=8, group=128), dict(bits=2, group=64)):
         assert "bulk" not in pick(28672, 4096, **kw), kw                      # not measured
-    assert "bulk" not in pick(28672, 4096, bucket=64) and "bulk" not in pick(28672, 4096, bucket=8)
+    assert "bulk" not in pick(14336, 4096, bucket=64) and "bulk" not in pick(28672, 4096, bucket=8)
+    # (28672x4096 at 33-64 tokens: the whole-tile bulk rule, test_wide_bulk_64_rule)
     # 9-16 tokens: the biggest int4 layers, and (HUMMING_WIDE_DECODE_BULK, default on) every wide one
     assert pick(37888, 3584, bucket=16) == WIDE_DECODE_BULK.short() == "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma"
     assert 37888 * 3584 >= DECODE_BULK_16_MIN_WEIGHTS > 28672 * 4096

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (ArchInfo, KernelChoice, choose_direct_splits, choose_splits, dp_tail_applies,
-                                 dp_tail_split, env_int, plan_row_waves, plan_swap_tags, sibling_head_split,
-                                 split_grid_on_wave_cliff, splits_of)
+from ..tuning.heuristics import (ArchInfo, KernelChoice, bulk_whole_tiles, choose_direct_splits, choose_splits,
+                                 dp_tail_applies, dp_tail_split, env_int, plan_row_waves, plan_swap_tags,
+                                 sibling_head_split, split_grid_on_wave_cliff, splits_of)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -230,12 +230,16 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
     smem = bk.smem
     slots = info.sms * bk.blocks_per_sm
     dp_tail = None
+    whole_tiles = False
     head, head_tag = bk, tag     # the kernel of a split plan's head launch (the sibling's, or the bucket's own)
     if c.bulk or c.stream_k:
         # persistent stream-K: one block per resident slot (at most one per stage of work); every split tile's
         # contributors park fp32 partials in two workspace slots per block
         units = m_tiles * n_tiles * -(-k64 // c.block_k)
         grid = min(units, info.sms * bk.blocks_per_sm)
+        whole_tiles = bulk_whole_tiles(c, m_tiles * n_tiles, info.sms)
+        if whole_tiles:
+            grid = m_tiles * n_tiles   # one block per tile: each owns one whole tile (heuristics.WIDE_BULK_64)
         ws_numel = grid * 2 * c.bt * c.block_n
         splits, per = grid, 0
         launch_grid = (grid, 1, 1)
@@ -319,6 +323,8 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
         shown, shown_fit = h, head
     info_ = {"choice": shown.choice.short(), "grid": shown.grid, "splits": splits, "atoms_per_split": per,
              "smem": shown.smem, "regs": shown_fit.regs, "flags": shown.flags, "reducers": shown.reducers, **extra}
+    if whole_tiles:
+        info_["whole_tiles"] = True
     return LaunchPlan(launches, ticket_tiles, info_)
 
 
@@ -326,7 +332,8 @@ def describe(plan: LaunchPlan) -> str:
     """One line per plan, as HUMMING_PRINT_CHOICE prints it."""
     first = plan.launches[0]
     c = first.choice
-    sched = "stream-K" if c.bulk or c.stream_k else f"splits={plan.info['splits']}"
+    sched = ("one tile per block" if plan.info.get("whole_tiles") else "stream-K" if c.bulk or c.stream_k
+             else f"splits={plan.info['splits']}")
     txt = (f"{c.short()} grid={first.grid} {sched}"
            f"{' pdl-early-release' if first.flags & FLAG_PDL_EARLY_RELEASE else ''}"
            f"{f' reducers={first.reducers}' if first.reducers > 1 else ''}")

@@ -19,7 +19,7 @@ __all__ = ["KernelChoice", "ArchInfo", "arch_info", "m_bucket", "M_BUCKETS", "ch
            "wide_rows_sibling", "x16_sibling", "X16_MAX_M", "x16_max_m", "SMEM_PF_MAX_M", "SMEM_PREFETCH_KB_BY_M",
            "smem_pf_tag", "plan_alternatives", "ONE_TOKEN_TILES_MAX_M", "one_token_tiles", "plan_swap_tags",
            "plan_row_waves",
-           "split_grid_on_wave_cliff",
+           "split_grid_on_wave_cliff", "WIDE_BULK_64", "wide_bulk_64_enabled", "bulk_whole_tiles",
            "all_choices"]
 
 
@@ -925,6 +925,42 @@ def wide_decode_bulk_enabled() -> bool:
     return env_switch("HUMMING_WIDE_DECODE_BULK")
 
 
+# HUMMING_WIDE_BULK_64 (default 1; session 52): wide int4 layers (N >= WIDE_N) at 33-64 tokens whose 256-row tiles
+# fill WHOLE_TILE_FILL_64..1 of the SMs take the warp-specialized bulk kernel with a 5-deep ring, run as ONE BLOCK PER
+# TILE (bulk_whole_tiles: the stream-K schedule over a grid of one block per tile hands each block exactly one whole
+# tile -- no parked partials, no joins).  The cp.async kernel it replaces has the same grid; the bulk kernel's math
+# warps issue no copies (330 instructions per stage and warp against 432, NOTES session 51).  Measured on an H100
+# (no H200 came; the layer is compute-bound at 64 tokens, so the card's bandwidth hardly shows), us, the plan's
+# bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma vs this tile (results/2026-12-07-s52/b, d):
+#   28672x4096 (112 tiles) M = 33 / 48 / 64: 35.8 / 35.1 / 35.4 vs 34.8 / 34.5 / 34.2 (call B's M=64: 36.0 vs 34.3)
+#   19968x4096 (78 tiles):                    34.6 / 34.5 / 34.9 vs 33.8 / 33.3 / 33.5
+# Its stream-K grids over all 132 SMs lose (37-41 us on 28672x4096, session 50): the whole-tile grid is the point.
+# Only int4 with 128-column groups and no zero points was measured; other codes keep the cp.async tile.
+WIDE_BULK_64 = KernelChoice(64, 8, 2, 1, 2, 5, "bulk", "wgmma", tma_x=True)
+WHOLE_TILE_FILL_64 = 0.5
+
+
+def wide_bulk_64_enabled() -> bool:
+    """HUMMING_WIDE_BULK_64 (default 1; 0 turns it off, and with it the whole-tile grids): see WIDE_BULK_64."""
+    return env_switch("HUMMING_WIDE_BULK_64")
+
+
+def bulk_whole_tiles(choice: KernelChoice, tiles: int, sms: int) -> bool:
+    """Whether the planner runs a bulk choice as one block per tile instead of a stream-K grid over every resident
+    slot: 64-token wgmma bulk tiles of 256 rows (WIDE_BULK_64's height, or forced ones) whose ``tiles`` fill
+    WHOLE_TILE_FILL_64..1 of ``sms``, with HUMMING_WIDE_BULK_64 on.  The kernel is the same; a grid of one block
+    per tile hands every block exactly one tile's units (StreamKSchedule), so no tile is split."""
+    return (choice.bulk and choice.wgmma and choice.bt == 64 and choice.block_n == 256 and sms > 0
+            and WHOLE_TILE_FILL_64 * sms <= tiles <= sms and wide_bulk_64_enabled())
+
+
+def _wide_bulk_64_serves(n: int, k: int, bits: int, group: int, float_family: bool, zero: int, sms: int) -> bool:
+    """Whether the 33-64-token wide rule (WIDE_BULK_64) takes this layer: int4 with 128-column groups, no zero
+    points, N >= WIDE_N, K whole two-atom stages, tiles filling WHOLE_TILE_FILL_64..1 of the SMs."""
+    return (bits == 4 and not float_family and group == 128 and zero == 0 and n >= WIDE_N and k > 0
+            and k % WIDE_BULK_64.block_k == 0 and bulk_whole_tiles(WIDE_BULK_64, -(-n // WIDE_BULK_64.block_n), sms))
+
+
 def _decode_grid_fills_sms(n: int, block_rows: int, sms: int) -> bool:
     """Whether a one-split decode grid of `block_rows`-row blocks keeps >= 90 % of the SMs busy in its last round
     (18432 rows in 224-row blocks are 83 blocks: a third of the SMs would idle)."""
@@ -1286,6 +1322,8 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                         # 38.4 / 38.4 vs 42.0 / 40.1 (session 15, results/h200-2026-12-02-s15/g_sweep_i4_ak2_m64.txt);
                         # int3 37.3 / 36.1 vs 41.4 / 41.6, MXFP4 43.1 / 42.6 vs 48.7 / 47.7 (session 16,
                         # results/h200-2026-12-02-s16/a_sweep_ak2_m64_*.txt); int8 ties (49.4 vs 49.2), keeps one atom
+                        if bulk_decode and _wide_bulk_64_serves(n, k, bits, group, float_family, int(zero), info.sms):
+                            cands.append(WIDE_BULK_64)   # (one block per tile, session 52)
                         if tma:
                             cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma", tma_x=True))
                         cands.append(KernelChoice(64, 8, 2, 1, 2, 4, mma="wgmma"))
