@@ -162,7 +162,13 @@ def test_bulk_wgmma_compiles_without_serialized_mmas(cache_dir):
              # three math warpgroups: 64 accumulators need the setmaxnreg split (128 registers at launch serialize),
              # 32 accumulators run without it (ptxas would ignore it: C7508)
              ("w:uint4b8,s:g128:bfloat16", KernelChoice(128, 12, 1, 1, 1, 4, "bulk", "wgmma"), torch.bfloat16),
-             ("w:uint4b8,s:g128:bfloat16", KernelChoice(64, 12, 1, 1, 1, 6, "bulk", "wgmma"), torch.bfloat16)]
+             ("w:uint4b8,s:g128:bfloat16", KernelChoice(64, 12, 1, 1, 1, 6, "bulk", "wgmma"), torch.bfloat16),
+             # four atoms per stage with the TMA x tile (session 52's experiment): four fragment-buffer turns and
+             # waits per stage inside the asynchronous window
+             ("w:uint4b8,s:g128:bfloat16", KernelChoice(16, 12, 2, 1, 4, 3, "bulk", "wgmma", tma_x=True),
+              torch.bfloat16),
+             ("w:uint4,s:g64:float16,zp:int", KernelChoice(32, 8, 2, 1, 4, 3, "bulk", "wgmma", tma_x=True),
+              torch.float16)]
     specs = [_spec(format_params(WeightDesc.parse(d)), c, dt, "sm_90a", d) for d, c, dt in cases]
     for art in compile_many(specs):
         assert len(art.cubin) > 1000

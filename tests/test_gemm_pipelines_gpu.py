@@ -78,6 +78,28 @@ def test_bulk_int4_shapes(choice, m):
         _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice)
 
 
+# four atoms per stage (session 52, an experiment: fewer, bigger ring slots; forced choices only)
+BULK_AK4 = [KernelChoice(16, 12, 2, 1, 4, 3, "bulk", "wgmma", tma_x=True),
+            KernelChoice(32, 8, 2, 1, 4, 3, "bulk", "wgmma", tma_x=True)]
+
+
+@pytest.mark.skipif(not (_bulk_ok() and torch.cuda.get_device_capability() == (9, 0)), reason="wgmma: sm_90a")
+@pytest.mark.parametrize("choice", BULK_AK4, ids=lambda c: c.short())
+@pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g64:float16,zp:int",
+                                  "w:float4_e2m1,s:g32:float8_e8m0fnu"])
+@pytest.mark.parametrize("m", [1, 9, 16, 32])
+def test_bulk_four_atom_stages(choice, desc, m):
+    """Bulk wgmma stages of four 64-column atoms (fragment buffers alternating per atom, four TMA boxes of x and
+    1-8 scale groups per stage): every K a whole number of 256-column stages, odd N, stream-K grids of every size
+    through the layer's plan and a capped one (joins of split tiles)."""
+    dtype = torch.float16 if "float16" in desc else torch.bfloat16
+    for n, k in [(28672, 4096), (1000, 1024), (6144, 512), (400, 7936)]:
+        if choice.bt < m:
+            continue
+        _run(desc, n, k, m, choice, dtype=dtype)
+    _run(desc, 4096, 4096, m, choice, dtype=dtype, grid_cap=7)
+
+
 @pytest.mark.skipif(not _bulk_ok(), reason="bulk pipeline needs sm_90+")
 @pytest.mark.parametrize("desc", FORMATS)
 @pytest.mark.parametrize("m", [1, 17, 64])

@@ -78,6 +78,16 @@ def test_wgmma_choices():
     assert KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma").smem_bytes(4, 1, False) == 4 * 25 * 1024 + 1024
     with pytest.raises(ValueError, match="atoms_k"):
         KernelChoice(64, 8, 1, 1, 2, 4, "bulk", "wgmma")
+    # four atoms per stage: the bulk kernel with the TMA x tile only (session 52's experiment), not 3
+    ak4 = KernelChoice(16, 12, 2, 1, 4, 3, "bulk", "wgmma", tma_x=True)
+    assert ak4.short() == "bt16_wn12_tm2_wk1_ak4_s3_tma_bulk_wgmma" and KernelChoice.parse(ak4.short()) == ak4
+    assert ak4.block_k == 256 and ak4.runs_shape(4096, 128) and not ak4.runs_shape(4160, 128)
+    # a stage: four 2 KB x sub-tiles + four 12 KB atom columns + two 768 B scale groups, on 1 KB boundaries, x3,
+    # + the mbarriers, the last-arrival flag and 1 KB of alignment slack
+    assert ak4.smem_bytes(4, 2, False, 128) == 3 * 58 * 1024 + 48 + 16 + 1024
+    for bad in (dict(atoms_k=4, tma_x=False), dict(atoms_k=3, tma_x=True)):
+        with pytest.raises(ValueError, match="atoms_k"):
+            KernelChoice(16, 12, 2, 1, bad["atoms_k"], 3, "bulk", "wgmma", tma_x=bad["tma_x"])
     # its K splits are whole stages (a split starting at an odd atom would put two 128-column groups into one stage)
     info = arch_info("sm_90a", 132)
     two = KernelChoice(64, 8, 1, 1, 2, 4, mma="wgmma")

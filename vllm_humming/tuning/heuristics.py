@@ -117,10 +117,12 @@ class KernelChoice:
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
         if self.wgmma and (self.warps_k != 1 or self.warps_n % 4
-                           or (self.pipeline == "bulk" and self.atoms_k != 1 and not (self.tma_x and self.atoms_k == 2))
+                           or (self.pipeline == "bulk" and self.atoms_k != 1
+                               and not (self.tma_x and self.atoms_k in (2, 4)))
                            or (self.pipeline == "cp_async" and self.atoms_k not in (1, 2))):
             raise ValueError("KernelChoice: wgmma runs with warps_k == 1, whole warpgroups (warps_n a multiple of "
-                             f"4) and atoms_k == 1 (bulk; 1..2 with tma_x) or 1..2 (cp_async); got {self.short()}")
+                             f"4) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) or 1..2 (cp_async); got "
+                             f"{self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:

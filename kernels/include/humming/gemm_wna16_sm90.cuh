@@ -42,7 +42,8 @@
 // (and zero-fills token rows past M), and the math threads need no proxy fence -- the unit writes through the async
 // proxy that wgmma reads.  The other three producer warps only hand their registers over and leave.  A stage may then
 // hold two atoms (kAtomsK == 2: one kBT x 64 sub-tile each, XTileAtomSwizzled), which halves the per-stage barrier
-// traffic of the math warps, as in the cp.async kernel (session 15).
+// traffic of the math warps, as in the cp.async kernel (session 15) -- or four (session 52, an experiment: fewer,
+// bigger ring slots; the stream probe found each slot hand-off costing the stream beyond its bytes).
 #pragma once
 
 #include "humming/bulk.cuh"
@@ -86,7 +87,7 @@ __device__ __forceinline__ void gemm_wna16_sm90(const typename Cfg::T* __restric
   static_assert(!Cfg::kWgmma, "wgmma kernels are sm_90a only");
 #endif
   static_assert(!Cfg::kWgmma || Cfg::kAtomsK == 1 || kTmaX,
-                "bulk wgmma kernel: one atom per stage with the cp.async x copy plan (two with the tensor map)");
+                "bulk wgmma kernel: one atom per stage with the cp.async x copy plan (two or four with the tensor map)");
   static_assert(!kTmaX || Cfg::kWgmma, "the TMA x tile is the wgmma layout");
   using T = typename Cfg::T;
   using Smem = BulkSmem<Cfg>;

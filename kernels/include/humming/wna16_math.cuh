@@ -91,9 +91,9 @@ struct GemmConfig {
   static_assert(!kWgmma || (kBT == 8 || kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256),
                 "wgmma token tiles: 8, 16, 32, 64, 128 or 256 (the n of m64nNk16; wgmma.cuh spells out these)");
   static_assert(!kWgmma || (kWarpsN % 4 == 0 && kWarpsK == 1), "wgmma: whole warpgroups along N, no K-warps");
-  static_assert(!kWgmma || kAtomsK == 1 || kAtomsK == 2,
-                "wgmma: one or two 64-column atoms per stage, the activation tile stored as one 128-byte-swizzled "
-                "kBT x 64 sub-tile per atom (XTileAtomSwizzled)");
+  static_assert(!kWgmma || kAtomsK == 1 || kAtomsK == 2 || kAtomsK == 4,
+                "wgmma: one, two or four 64-column atoms per stage (four: the bulk kernel with a TMA x tile only), "
+                "the activation tile stored as one 128-byte-swizzled kBT x 64 sub-tile per atom (XTileAtomSwizzled)");
   static_assert(kAtomsK % kWarpsK == 0, "each K-warp takes the same number of atom columns per stage");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kSmemW % 16 == 0 && kSmemS % 16 == 0, "16-byte aligned shared regions");
@@ -264,9 +264,10 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     return;
 #endif
     if constexpr (Cfg::kWgmma && Cfg::kAtomsK > 1) {
-      // Two atoms per stage (kWarpsK == 1 under wgmma): atom a dequantizes into fragment buffer a, which the previous
-      // stage's atom a read -- the group two atoms back.  The callers' stage-level wait leaves at most one group (the
-      // previous stage's last atom) running, so atom 0 may start; atom 1 first waits for all but this stage's atom 0.
+      // Two or four atoms per stage (kWarpsK == 1 under wgmma): atom a dequantizes into fragment buffer a % 2, which
+      // the group two atoms back read (atom a - 2, or the previous stage's atom a + kAtomsK - 2).  The callers'
+      // stage-level wait leaves at most one group (the previous stage's last atom, buffer 1) running, so atom 0 may
+      // start; every later atom first waits for all but the newest group (atom a - 1), i.e. for atom a - 2.
       static_for<Cfg::kAtomsK>([&](auto a_) {
         constexpr int a = decltype(a_)::value;
         if constexpr (a > 0) wait_mma<1>();
