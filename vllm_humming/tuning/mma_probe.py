@@ -6,6 +6,9 @@ Each case runs one block per SM for ``stages`` stages of "ALU into a fragment bu
 m64n64k16 wgmmas from it" with no memory traffic, in three modes (both / MMA only / ALU only), and prints the SM
 cycles per stage of block 0 next to what the tensor cores need for those wgmmas at the dense peak (``--peak``, MACs
 per cycle per SM).  Both ~= MMA only + ALU only means the two do not overlap; both ~= max(...) means they do.
+Session 52's cases vary one thing each (MmaCase fields): mma.sync instead of wgmma, one role per warpgroup, A from
+shared memory, the ALU's fragment stores, tile-major MMA order, integer / fp32 ALU mixes, m64n16k16 (16 tokens);
+the slowest SM's cycles are printed next to block 0's.
 
     python -m vllm_humming.tuning.mma_probe [--stages 400] [--json out.json]
 
