@@ -8,12 +8,15 @@ call_results b
 grep -q H200 "$OUT/device.txt" && int4_record 240
 export SWEEP_TIMEOUT=60
 M64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma
+# (256-row tiles: every x stage feeds twice the weight rows -- at 64 tokens a stage's x (16 KB) is twice its weights)
+M64T2=bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma
 M16=bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma
 for d in none HUMMING_DEBUG_SPLITK_SKIP HUMMING_DEBUG_WG_SKIP_DEQUANT HUMMING_DEBUG_WG_SKIP_MMA HUMMING_SKIP_MATH \
          HUMMING_DEBUG_SKIP_W_COPY HUMMING_DEBUG_SKIP_X_COPY HUMMING_DEBUG_SPLITK_SKIP,HUMMING_SKIP_MATH; do
   defs=$d; [ "$d" = none ] && defs=""
   echo "## $d"
-  HUMMING_DEBUG_DEFINES=$defs sweep_case "m64_$d" $I4 64 6144x4096,4096x14336 $M64
+  c=$M64; [ "$d" = none ] && c=$M64,$M64T2,bt64_wn8_tm2_wk1_ak2_s5_tma_bulk_wgmma
+  HUMMING_DEBUG_DEFINES=$defs sweep_case "m64_$d" $I4 64 6144x4096,4096x14336 $c
 done
 for d in none HUMMING_DEBUG_SPLITK_SKIP HUMMING_DEBUG_WG_SKIP_DEQUANT HUMMING_DEBUG_WG_SKIP_MMA; do
   defs=$d; [ "$d" = none ] && defs=""
