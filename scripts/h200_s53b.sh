@@ -6,7 +6,7 @@
 . scripts/h200_setup.sh
 call_results b
 grep -q H200 "$OUT/device.txt" && int4_record 240
-export SWEEP_TIMEOUT=60
+export SWEEP_TIMEOUT=45
 M64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma
 # (256-row tiles: every x stage feeds twice the weight rows -- at 64 tokens a stage's x (16 KB) is twice its weights)
 M64T2=bt64_wn8_tm2_wk1_ak2_s4_tma_wgmma
