@@ -245,11 +245,20 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   __shared__ int share;   // the part of the tile this block sums, or -1
   const int nred = max(1, min(min(reducers, kMaxReducers), splits));
   if (threadIdx.x == 0) {
+#ifdef HUMMING_SPLITK_ACQREL_TICKET
+    // experiment (session 53): one acq_rel atomic instead of fence + relaxed atomic (+ fence for the last block), as
+    // the 8-token path above does -- the release publishes this block's partial, the acquire orders the last
+    // block's reads of the others'
+    const int prev = atom_add_acq_rel_gpu(tickets + ticket_id, 1);
+#else
     fence_acq_rel_gpu();
     const int prev = atomicAdd(tickets + ticket_id, 1);
+#endif
     int j = -1;
     if (prev == splits - 1) {
+#ifndef HUMMING_SPLITK_ACQREL_TICKET
       fence_acq_rel_gpu();
+#endif
       atomicExch(tickets + ticket_id, 0);   // the reset, and the waiting reducers' signal
       j = nred - 1;
     } else if (prev >= splits - nred) {
@@ -272,7 +281,15 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   // far below 2^31.)
   constexpr int kVecsPerRow = kBN / 4;
   constexpr int kThreads = Cfg::kThreads;
+#ifdef HUMMING_SPLITK_INFLIGHT
+  // experiment (session 53): more float4 loads in flight per thread, so that up to kInFlight splits of a one-float4
+  // share come back in one L2 round trip instead of ceil(splits / 8) (the narrow layers' split-K end costs ~4 us of
+  // 10-22 at 16 / 64 tokens on an H100: results/2026-12-07-s53/b)
+  constexpr int kInFlight = HUMMING_SPLITK_INFLIGHT;
+  static_assert(kInFlight >= 1 && kInFlight <= 32, "HUMMING_SPLITK_INFLIGHT: 1..32 float4 loads per thread");
+#else
   constexpr int kInFlight = 8;
+#endif
   constexpr int kShareVecs = ceil_div(kBT * kVecsPerRow, kMaxReducers);
   constexpr int kChunk = ceil_div(kShareVecs, kThreads) < kInFlight ? ceil_div(kShareVecs, kThreads) : kInFlight;
   constexpr int kSplitBatch = kInFlight / kChunk;
