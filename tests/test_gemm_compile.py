@@ -310,6 +310,30 @@ def test_wgmma_experiment_macros_compile(macro, cache_dir, monkeypatch):
     assert all(len(a.cubin) > 1000 for a in compile_many(specs))
 
 
+@pytest.mark.parametrize("defines", ["HUMMING_SPLITK_INFLIGHT=16", "HUMMING_SPLITK_ACQREL_TICKET",
+                                     "HUMMING_SPLITK_INFLIGHT=16,HUMMING_SPLITK_ACQREL_TICKET"])
+def test_splitk_end_experiment_macros_compile(defines, cache_dir, monkeypatch):
+    """Session 53's split-K end experiments (splitk_epilogue, gemm_wna16.cuh) compile for the narrow layers' 16- and
+    64-token kernels and a cp.async mma.sync tile, without spills, into code that differs from the default (the
+    macros reach the reducer path); a bad in-flight count is refused at compile time."""
+    from vllm_humming.jit.errors import CompileError
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    fp = format_params(WeightDesc.parse("w:uint4b8,s:g128:bfloat16"))
+    names = ("bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma", "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma", "bt16_wn4_tm2_wk1_ak2_s4")
+
+    def arts(macros):
+        monkeypatch.setenv("HUMMING_DEBUG_DEFINES", macros)
+        return compile_many([_spec(fp, KernelChoice.parse(c), torch.bfloat16, "sm_90a") for c in names])
+
+    base, exp = arts(""), arts(defines)
+    for name, a, b in zip(names, base, exp):
+        assert len(b.cubin) > 1000 and b.cubin != a.cubin, name
+        assert "spill" not in (b.log or "") or "0 bytes spill" in (b.log or ""), (name, b.log)
+    with pytest.raises(CompileError):
+        arts("HUMMING_SPLITK_INFLIGHT=64")
+
+
 def test_wg_decoupled_default_is_the_256_token_tiles(cache_dir, monkeypatch):
     """Session 20: the 256-token TMA-x split-K wgmma tiles run decoupled warpgroups by default (gemm_wna16.cuh:
     kDecoupled) -- their cubin is the HUMMING_WG_DECOUPLED one and not the HUMMING_WG_COUPLED one -- while the

@@ -80,3 +80,40 @@ def test_reducers_bit_identical(choice, m, n, k, splits, monkeypatch):
     assert rel < 1.2e-2, f"{choice.short()} N={n} K={k} M={m}: rel err {rel:.3e}"
     for r in (2, 3, 4):
         assert torch.equal(outs[r], outs[1]), f"{choice.short()} N={n} K={k} M={m} splits={splits}: R={r} differs"
+
+
+@pytest.mark.parametrize("defines", ["HUMMING_SPLITK_INFLIGHT=16", "HUMMING_SPLITK_ACQREL_TICKET",
+                                     "HUMMING_SPLITK_INFLIGHT=16,HUMMING_SPLITK_ACQREL_TICKET"])
+@pytest.mark.parametrize("choice,m", _cases(), ids=lambda v: v.short() if isinstance(v, KernelChoice) else str(v))
+def test_splitk_end_experiments_bit_identical(choice, m, defines, monkeypatch):
+    """Session 53's split-K end experiments (HUMMING_DEBUG_DEFINES; more loads in flight per thread, one acq_rel
+    ticket atomic) sum the same expressions in the same order: bit-identical to the default, for 1 and 4 reducers,
+    with 11 / 16 splits (more than the default's 8 loads in flight), poisoned outputs, repeated calls, CUDA graph."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    n, k = 3000, 11 * 1024 + 64
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc, name="splitk_end",
+                         bias=torch.randn(n, device="cuda"))
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    ref = reference_gemm(x.float(), qw)
+    for splits in (11, 16):
+        monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
+        for r in (1, 4):
+            monkeypatch.setenv("HUMMING_SPLITK_REDUCERS", str(r))
+            ys = {}
+            for d in ("", defines):
+                monkeypatch.setenv("HUMMING_DEBUG_DEFINES", d)
+                layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(m): choice})
+                outs = []
+                for _ in range(2):
+                    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+                    outs.append(layer(x, out=out))
+                torch.cuda.synchronize()
+                assert layer.plan_info[m]["splits"] > 1, layer.plan_info[m]
+                assert not torch.isnan(outs[0]).any() and torch.equal(outs[0], outs[1]), (choice.short(), d, r)
+                if d:
+                    _assert_graph_replays_match_eager(layer, x)
+                ys[d] = outs[0]
+            assert torch.equal(ys[defines], ys[""]), f"{choice.short()} M={m} splits={splits} R={r} {defines}: differs"
+            rel = ((ys[""].float() - ref).norm() / ref.norm()).item()
+            assert rel < 1.2e-2, f"{choice.short()} M={m}: rel err {rel:.3e}"
