@@ -732,7 +732,11 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
 #ifndef HUMMING_DEBUG_SKIP_W_COPY
         load_stage_w(it + kDist, refill);
 #endif
-#ifndef HUMMING_DEBUG_SKIP_X_COPY
+#ifdef HUMMING_DEBUG_SKIP_X_COPY
+        // (a TMA x tile's stage waits on its mbarrier, which only the skipped copy completes: the kernel would hang --
+        // session 53's call B lost a 45 s sweep to it)
+        static_assert(!kTmaX, "HUMMING_DEBUG_SKIP_X_COPY: cp.async x tiles only (a TMA x stage would never arrive)");
+#else
         if constexpr (kDecoupled) {
           // this warpgroup is done with slot `refill` (its weight rows and scales were refilled just above); its x
           // tile is refilled by the warpgroup whose release completes the slot's count -- a predicated atomic, no
