@@ -19,7 +19,7 @@ for d in none HUMMING_SPLITK_INFLIGHT=16 HUMMING_SPLITK_ACQREL_TICKET HUMMING_SP
   c16=bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma; c64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma
   # (with the defaults: the K splits of a tile as one 4 / 8-block cluster summing through distributed shared
   # memory -- no workspace, no tickets; last measured on these layers in sessions 11-13, before the shared reducers)
-  [ "$d" = none ] && c16=$c16,bt16_wn8_tm2_wk1_ak256_s2_c4_direct_wgmma,bt16_wn8_tm2_wk1_ak256_s2_c8_direct_wgmma \
+  [ "$d" = none ] && c16=$c16,bt16_wn8_tm2_wk1_ak256_s2_c4_direct_wgmma,bt16_wn8_tm2_wk1_ak256_s2_c8_direct_wgmma,bt16_wn8_tm1_wk1_ak256_s4_c4_direct_wgmma,bt16_wn4_tm2_wk1_ak256_s2_c8_direct_wgmma \
     && c64=$c64,bt64_wn8_tm1_wk1_ak2_s4_c4_wgmma,bt64_wn8_tm1_wk1_ak2_s4_c8_wgmma
   HUMMING_DEBUG_DEFINES=$defs sweep_case "m16_$d" $I4 16 6144x4096,4096x14336 $c16
   HUMMING_DEBUG_DEFINES=$defs sweep_case "m64_$d" $I4 64 6144x4096,4096x14336 $c64
