@@ -24,3 +24,14 @@ for d in none HUMMING_SPLITK_INFLIGHT=16 HUMMING_SPLITK_ACQREL_TICKET HUMMING_SP
   HUMMING_DEBUG_DEFINES=$defs sweep_case "m16_$d" $I4 16 6144x4096,4096x14336 $c16
   HUMMING_DEBUG_DEFINES=$defs sweep_case "m64_$d" $I4 64 6144x4096,4096x14336 $c64
 done
+# On an H200 only (never measured there): the wide 16-token bulk kernel's pipeline without its math, beside the bare
+# bulk-copy skeleton of the same bytes -- on the H100 (session 49) 26.0 vs 22.0 µs with the math at 28.5, so the
+# stream-K structure, not the math, bounded it there; the H200 runs it at 26.6 where its bandwidth would allow ~13.
+if grep -q H200 "$OUT/device.txt"; then
+  for d in none HUMMING_SKIP_MATH; do
+    defs=$d; [ "$d" = none ] && defs=""
+    HUMMING_DEBUG_DEFINES=$defs sweep_case "wide16_$d" $I4 16 28672x4096 bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma
+  done
+  step 60 python3 -m vllm_humming.tuning.stream_probe --sizes wide --cases bulk_s24k_x4_p2_w12_t1_h0,bulk_s16k_x8_p1_w8_t1_h0_b1,bulk_s16k_x8_p1_w8_t1_h800_b1,ldg_t256_u8_b2 >"$R/stream_probe.txt" 2>&1
+  tail -12 "$R/stream_probe.txt" | cut -c1-120; pack
+fi
