@@ -10,8 +10,7 @@
 . scripts/h200_setup.sh
 call_results c
 grep -q H200 "$OUT/device.txt" && int4_record 200
-step 120 python3 -m pytest -q -n 4 -m gpu tests/test_splitk_reducers_gpu.py -k splitk_end >"$R/gpu_splitk_end.log" 2>&1
-tail -2 "$R/gpu_splitk_end.log" | cut -c1-200; pack
+gpu_test splitk_end 120 tests/test_splitk_reducers_gpu.py -k splitk_end
 export SWEEP_TIMEOUT=40
 for d in none HUMMING_SPLITK_INFLIGHT=16 HUMMING_SPLITK_ACQREL_TICKET HUMMING_SPLITK_INFLIGHT=16,HUMMING_SPLITK_ACQREL_TICKET; do
   defs=$d; [ "$d" = none ] && defs=""

@@ -56,6 +56,13 @@ sweep_case() {
     --json "$R/sweep_$1.json" "${@:6}" >"$R/sweep_$1.txt" 2>&1
   grep -E "cublas|^      " "$R/sweep_$1.txt" | sed 's/^      /  /' | cut -c1-96; pack
 }
+# gpu_test NAME TIMEOUT PYTEST_ARGS...: one GPU test selection (4 xdist workers) into $R/gpu_NAME.log, its last lines
+# printed, the results packed.
+gpu_test() {
+  local name=$1 t=$2; shift 2
+  step "$t" python3 -m pytest -q -n 4 -m gpu "$@" >"$R/gpu_$name.log" 2>&1
+  tail -2 "$R/gpu_$name.log" | cut -c1-200; pack
+}
 # ncu_case NAME DESC N K M CHOICE: one launch under ncu (speed of light, stalls, PC samples per SASS instruction),
 # reduced to the top instructions by scripts/ncu_top.py (the raw report stays out of $OUT: several MB).
 ncu_case() {
