@@ -806,6 +806,36 @@ def test_splitk_reducers_policy(monkeypatch):
         splitk_reducers(wg, 32, 8, 264)
 
 
+def test_splitk_poll_policy(monkeypatch):
+    """Session 54: the polled split-K end (plan.splitk_poll_applies) only for wgmma kernels on the ticket path whose
+    whole grid is resident at once (its static reducers wait for splits that may not have started), and never for
+    the MoE layer's plans (plan_launches(polled_ok=False): they keep the ticket path's workspace)."""
+    from vllm_humming.ops.plan import FLAG_SPLITK_POLL, describe, plan_launches, splitk_poll_applies
+    wg = KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma")
+    assert splitk_poll_applies(wg, 24, 11, 264)                   # 6144x4096 M=16: 264 blocks, 264 slots
+    assert not splitk_poll_applies(wg, 24, 12, 264)               # one block more than the slots
+    assert not splitk_poll_applies(wg, 24, 1, 264)                # no split-K
+    for c in ("bt16_wn4_tm2_wk1_ak2_s4", "bt8_wn4_tm2_wk2_ak256_s4_direct", "bt64_wn8_tm1_wk1_ak1_s6_c2_wgmma",
+              "bt128_wn8_tm2_wk1_ak1_s5_sk_wgmma", "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma",
+              "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt256_wn8_tm1_wk1_ak2_s3_tma_wgmma"):
+        # (mma.sync, 8-token, cluster, stream-K, bulk, 8-token wgmma, 256-token: POLL_MAX_BT)
+        assert not splitk_poll_applies(KernelChoice.parse(c), 8, 4, 264), c
+    monkeypatch.setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50")
+    assert not splitk_poll_applies(wg, 24, 11, 264) and splitk_poll_applies(wg, 12, 11, 264)
+    monkeypatch.delenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")
+    assert not splitk_poll_applies(wg, 24, 11, 264)
+    monkeypatch.delenv("HUMMING_SPLITK_POLL")
+    # through the plan: the flag, the plan line, and none for the MoE caller
+    from vllm_humming.ops.plan import KernelFit
+    info = arch_info("sm_90a", 132)
+    fit = KernelFit(wg, 113 * 1024, 128, 2, 2)
+    lp = plan_launches(16, 6144, 4096, 4, 128, 0, info, lambda tag: fit)
+    assert lp.launches[0].flags & FLAG_SPLITK_POLL and describe(lp).endswith("polled"), describe(lp)
+    lp = plan_launches(16, 6144, 4096, 4, 128, 0, info, lambda tag: fit, polled_ok=False)
+    assert not lp.launches[0].flags & FLAG_SPLITK_POLL and "polled" not in describe(lp)
+
+
 def test_wide_decode_blocks_balance_the_sms():
     """Session 20: at M <= 8 a wide 4-bit integer layer takes 224-row decode blocks where they leave the busiest SM
     fewer rows than 128-row blocks do and still keep >= 90 % of the SMs busy (28672 rows on 132 SMs: 128 blocks of 224

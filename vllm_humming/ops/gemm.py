@@ -28,7 +28,8 @@ from ..reference import decode_scale
 from ..tuning.heuristics import (KernelChoice, arch_info, choose_kernel, default_prefill_m, groups_per_stage,
                                  m_bucket, M_BUCKETS, plan_alternatives)
 # (pdl_early_release and splitk_reducers are part of this module's interface: the plan module computes them)
-from .plan import PlanError, describe, kernel_fit, pdl_early_release, plan_launches, splitk_reducers  # noqa: F401
+from .plan import (FLAG_SPLITK_POLL, PlanError, describe, kernel_fit, pdl_early_release, plan_launches,  # noqa: F401
+                   splitk_reducers)
 from .repack import kernel_int_codes, repack_codes
 
 __all__ = ["FormatParams", "format_params", "unsupported_reason", "kernel_family", "kernel_source", "GemmLayer",
@@ -495,15 +496,22 @@ class OfflinePlanner:
 # Split-K partial sums: one fp32 buffer per device shared by every layer (calls on a stream run one after another).
 # Grown geometrically on demand; superseded buffers stay referenced because captured CUDA graphs may still point at
 # them.
-_WORKSPACES: Dict[int, List[torch.Tensor]] = {}
+# The polled split-K end (plan.FLAG_SPLITK_POLL, gemm_wna16.cuh splitk_poll_end) has its own buffer: every word holds
+# POLL_EMPTY between calls (its reducers write it back after reading), so it is filled at allocation and never shared
+# with the ticket path's partials, which leave their values behind.
+_WORKSPACES: Dict[tuple, List[torch.Tensor]] = {}
+POLL_EMPTY = -1   # kPollEmpty, 0xFFFFFFFF, as int32
 
 
-def _workspace(device: torch.device, numel: int) -> torch.Tensor:
+def _workspace(device: torch.device, numel: int, poll: bool = False) -> torch.Tensor:
     idx = device.index if device.index is not None else (torch.cuda.current_device() if device.type == "cuda" else -1)
-    bufs = _WORKSPACES.setdefault((device.type, idx), [])
+    bufs = _WORKSPACES.setdefault((device.type, idx, poll), [])
     if not bufs or bufs[-1].numel() < numel:
         size = max(numel, 2 * bufs[-1].numel() if bufs else 1 << 20)
-        bufs.append(torch.empty(size, dtype=torch.float32, device=device))
+        if poll:
+            bufs.append(torch.full((size,), POLL_EMPTY, dtype=torch.int32, device=device).view(torch.float32))
+        else:
+            bufs.append(torch.empty(size, dtype=torch.float32, device=device))
     return bufs[-1]
 
 
@@ -790,7 +798,8 @@ class GemmLayer:
             bounds, maps = [], []
             for pl in lp.launches:
                 bk = self._bucket(bucket, alt=pl.tag)
-                ws = _workspace(self.device, pl.ws_numel) if pl.ws_numel else None
+                ws = _workspace(self.device, pl.ws_numel, poll=bool(pl.flags & FLAG_SPLITK_POLL)) \
+                    if pl.ws_numel else None
                 tail_args = (ptr(ws), ptr(self._tickets) if ws is not None else 0)
                 # everything but x and y is fixed for this M: bind it once, a call then writes two addresses + the
                 # stream

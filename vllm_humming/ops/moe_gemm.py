@@ -237,7 +237,7 @@ class ExpertGemm:
         _, fit, launcher = self._kernel(choice)
         try:
             lp = plan_launches(rows, self.n16, self.k64, self.fp.bits, self.fp.group, self.fp.zero_mode, self.info,
-                               lambda tag: fit)
+                               lambda tag: fit, polled_ok=False)   # (the polled split-K end: dense layers only)
         except PlanError as e:
             raise DescError(f"MoE layer {self.name!r} ({self.desc}), {tokens} tokens: {e}") from None
         if lp.ticket_tiles > self._tickets.numel():

@@ -25,6 +25,8 @@ from ..tuning.heuristics import (ArchInfo, KernelChoice, bulk_whole_tiles, choos
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
+FLAG_SPLITK_POLL = 2           # the polled split-K end (kFlagSplitkPoll, splitk_poll_end)
+POLL_MAX_BT = 128              # kPollMaxBT: its largest token tile
 FLAG_REDUCERS_SHIFT = 4        # bits 4..7: blocks sharing a split-K tile's final sum
 FLAG_ROW_TILE_SHIFT = 8        # bits 8..: the launch's first weight-row tile (kFlagRowTileShift)
 MAX_REDUCERS = 4               # kMaxReducers
@@ -165,6 +167,26 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     return r
 
 
+def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: int) -> bool:
+    """Whether a split-K launch ends with the polled sum (gemm_wna16.cuh, splitk_poll_end: the partials are their own
+    ready flags -- no fence, no ticket; the static reducers poll them) instead of the ticket path.  Its reducers wait
+    for splits that may not have started, so the whole grid must be resident at once: tiles x splits within the
+    resident slots (scaled by an MPS thread share, as splitk_reducers does).  The wgmma kernels only (the end reads
+    their staged fp32 tile), not the bulk / stream-K / cluster kernels, token tiles of 16-128 (POLL_MAX_BT).
+    $HUMMING_SPLITK_POLL = 0 turns it off (1, the default, where it applies)."""
+    if not env_int("HUMMING_SPLITK_POLL", 1, 0, 1):
+        return False
+    if splits < 2 or not choice.wgmma or choice.cluster or choice.bulk or choice.stream_k or \
+            not 8 < choice.bt <= POLL_MAX_BT:
+        return False
+    mps = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "").strip()
+    try:
+        share = min(100.0, max(0.0, float(mps))) if mps else 100.0
+    except ValueError:
+        share = 0.0
+    return tiles * splits <= int(slots * share / 100.0)
+
+
 def pdl_early_release(blocks: int, slots: int, prefetch: bool = False) -> bool:
     """Whether a cp.async GEMM grid releases the next PDL launch right after its own griddepcontrol.wait instead of
     after its main loop (gemm_wna16.cuh, kFlagPdlEarlyRelease): when the grid fills at least 80 % of the resident
@@ -182,11 +204,14 @@ def pdl_early_release(blocks: int, slots: int, prefetch: bool = False) -> bool:
 
 
 def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: int, info: ArchInfo,
-                  fit: Callable[[str], KernelFit], alternatives: Tuple[str, ...] = ()) -> LaunchPlan:
+                  fit: Callable[[str], KernelFit], alternatives: Tuple[str, ...] = (),
+                  polled_ok: bool = True) -> LaunchPlan:
     """The launch plan for M tokens of an N16 x K64 (padded) layer: its M bucket's own kernel through ``fit("")``, the
     alternative kernels named in ``alternatives`` (heuristics.plan_alternatives tags that fit the format) through
     ``fit(tag)``.  ``fit`` is called only for kernels the plan may launch or must compare (a layer compiles what it
-    asks for).  Deterministic: the same inputs (and HUMMING_* experiment variables) give the same plan."""
+    asks for).  ``polled_ok``: the caller gives FLAG_SPLITK_POLL launches their own kept-empty workspace (the dense
+    layer does; the MoE layer keeps the ticket path).  Deterministic: the same inputs (and HUMMING_* experiment
+    variables) give the same plan."""
     k_atoms = k64 // 64
     alts = set(alternatives)
     # the 1-2-token kernels that replace the bucket's own whatever its grid would be: the shared-memory prefetch grid
@@ -297,6 +322,8 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
             flags |= FLAG_PDL_EARLY_RELEASE
         reducers = splitk_reducers(c_, grid_[0] * grid_[1], grid_[2], slots)   # 1 unless split-K
         flags |= reducers << FLAG_REDUCERS_SHIFT
+        if polled_ok and splitk_poll_applies(c_, grid_[0] * grid_[1], grid_[2], slots):
+            flags |= FLAG_SPLITK_POLL
         flags |= row_tile0 << FLAG_ROW_TILE_SHIFT
         return PlannedLaunch(tag_, c_, tuple(grid_), per_, smem if f is bk else f.smem, ws_numel_, row_tile0, flags,
                              reducers)
@@ -336,7 +363,8 @@ def describe(plan: LaunchPlan) -> str:
              else f"splits={plan.info['splits']}")
     txt = (f"{c.short()} grid={first.grid} {sched}"
            f"{' pdl-early-release' if first.flags & FLAG_PDL_EARLY_RELEASE else ''}"
-           f"{f' reducers={first.reducers}' if first.reducers > 1 else ''}")
+           f"{f' reducers={first.reducers}' if first.reducers > 1 else ''}"
+           f"{' polled' if first.flags & FLAG_SPLITK_POLL else ''}")
     if len(plan.launches) > 1:
         t = plan.info["tail"]
         txt += f" + tail {t['choice']} grid={t['grid']} splits={t['splits']}"

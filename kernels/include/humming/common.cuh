@@ -204,4 +204,36 @@ HUMMING_DEVICE int atom_add_acq_rel_gpu(int* p, int v) {
 #endif
 }
 
+// gpu-scope relaxed 16-byte store / load: the polled split-K end (gemm_wna16.cuh, splitk_poll_end), where the fp32
+// partials are their own ready flags -- a reader polls the very words a writer stores, so both sides are strong
+// (relaxed, gpu scope) operations and the reader sees the value once it reaches L2.  Each of the 4 words is its own
+// single-copy-atomic access (the memory model promises nothing for the 16 bytes as a whole): a reader checks every
+// word.  ld.relaxed.gpu is served from L2, never a stale L1 line.
+HUMMING_DEVICE void st_relaxed_gpu_f32x4(float* p, float4 v) {
+#ifdef HUMMING_EMULATE
+  __atomic_store_n(reinterpret_cast<uint32_t*>(p) + 0, __float_as_uint(v.x), __ATOMIC_RELAXED);
+  __atomic_store_n(reinterpret_cast<uint32_t*>(p) + 1, __float_as_uint(v.y), __ATOMIC_RELAXED);
+  __atomic_store_n(reinterpret_cast<uint32_t*>(p) + 2, __float_as_uint(v.z), __ATOMIC_RELAXED);
+  __atomic_store_n(reinterpret_cast<uint32_t*>(p) + 3, __float_as_uint(v.w), __ATOMIC_RELAXED);
+#else
+  asm volatile("st.relaxed.gpu.global.v4.f32 [%0], {%1, %2, %3, %4};\n"
+               :: "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+#endif
+}
+
+HUMMING_DEVICE float4 ld_relaxed_gpu_f32x4(const float* p) {
+#ifdef HUMMING_EMULATE
+  const uint32_t* q = reinterpret_cast<const uint32_t*>(p);
+  return make_float4(__uint_as_float(__atomic_load_n(q + 0, __ATOMIC_RELAXED)),
+                     __uint_as_float(__atomic_load_n(q + 1, __ATOMIC_RELAXED)),
+                     __uint_as_float(__atomic_load_n(q + 2, __ATOMIC_RELAXED)),
+                     __uint_as_float(__atomic_load_n(q + 3, __ATOMIC_RELAXED)));
+#else
+  float4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
+  return v;
+#endif
+}
+
 }  // namespace humming

@@ -76,7 +76,11 @@ template <class Cfg, bool kTmaX = false> struct CpAsyncSmem {
 //                         (the host sets it when this grid fills the resident block slots)
 //   bits kFlagReducersShift..+3: how many blocks of a split-K tile share its final reduction (splitk_epilogue;
 //                         0 or 1: the last block alone)
+//   kFlagSplitkPoll:     the split-K end polls the partials themselves (splitk_poll_end) -- set by the host only for
+//                         wgmma kernels whose whole grid is resident at once, with a workspace kept at kPollEmpty
 constexpr int kFlagPdlEarlyRelease = 1;
+constexpr int kFlagSplitkPoll = 2;
+HUMMING_DEVICE bool splitk_poll_from_flags(int flags) { return (flags & kFlagSplitkPoll) != 0; }
 constexpr int kFlagReducersShift = 4;
 constexpr int kMaxReducers = 4;
 HUMMING_DEVICE int reducers_from_flags(int flags) { return (flags >> kFlagReducersShift) & 15; }
@@ -155,13 +159,125 @@ __device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws,
   }
 }
 
+// The polled split-K end (kFlagSplitkPoll; wgmma kernels, after the block's fp32 tile is staged in shared memory).
+// The ticket path above costs a chain of L2 round trips after the slowest split: partial stores, a fence that waits
+// for them, the ticket atomic, the last blocks' reads -- 3.3-4.6 us of 9.6-21.6 on the narrow layers at 16 / 64
+// tokens (H100, results/2026-12-07-s53/b), of which more loads in flight won back only 0.3 (s54/a).  Here the
+// partials are their own ready flags: the workspace holds kPollEmpty (an fp32 NaN bit pattern no arithmetic yields --
+// GPU NaNs are 0x7FFFFFFF, and the producer canonicalizes any bit copy) in every word between calls, a producer
+// stores its partial with relaxed gpu-scope stores and leaves -- no fence, no ticket --, and the reducer polls the
+// words until none is empty.  The chain is one store and the load that sees it.
+//   Reducers are static: the blocks of splits S - R .. S - 1 (launched last, so they wait least), block S - R + j
+// summing float4s [j, j + 1) * vecs / R of the tile's valid rows in split order from 0 (its own split from its
+// shared tile, never stored) -- the same expressions in the same order as the ticket path: bit-identical results.
+// A reducer writes kPollEmpty back over every word it read, so the workspace is empty again when the grid ends; the
+// next launch stores partials only after its griddepcontrol.wait, i.e. after this grid's writes are visible.
+//   Reducers wait for blocks that may not have started: the host sets the flag only where the whole grid is resident
+// at once (GemmLayer._plan, plan.splitk_poll_applies), and gives the grid a workspace that only polled ends use
+// (ops.gemm._workspace(poll=True), filled with kPollEmpty at allocation).  A wait that outlives kPollSpinLimit polls
+// (~seconds) traps: a launch error, never a silent hang.
+// (Tiles of up to kPollMaxBT tokens: the 256-token kernels -- where the end is a small part of a long block -- keep
+// their code and registers; plan.splitk_poll_applies mirrors the bound.)
+constexpr int kPollMaxBT = 128;
+constexpr uint32_t kPollEmpty = 0xFFFFFFFFu;
+constexpr int kPollSpinLimit = 1 << 22;
+
+HUMMING_DEVICE float poll_canonical(float v) {   // a partial never equals kPollEmpty (a NaN stays a NaN)
+  return __float_as_uint(v) == kPollEmpty ? __uint_as_float(0x7FFFFFFFu) : v;
+}
+HUMMING_DEVICE bool poll_ready(const float4& v) {
+  return __float_as_uint(v.x) != kPollEmpty && __float_as_uint(v.y) != kPollEmpty &&
+         __float_as_uint(v.z) != kPollEmpty && __float_as_uint(v.w) != kPollEmpty;
+}
+
+template <class Cfg>
+__device__ __forceinline__ void splitk_poll_end(float* tile, typename Cfg::T* __restrict__ y, float* __restrict__ ws,
+                                                const float* __restrict__ chscale, const float* __restrict__ tscale,
+                                                const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
+                                                int m0, int n0, size_t ws_rows, int ws_ld, int ws_nb, int reducers) {
+  static_assert(Cfg::kWgmma, "the polled split-K end reads the staged fp32 tile of the wgmma kernels");
+  constexpr int kLd = EpilogueTile<Cfg>::kLd;
+  constexpr int kVecsPerRow = Cfg::kBN / 4;
+  constexpr int kThreads = Cfg::kThreads;
+  // float4 loads per thread per poll (8: the kernels keep their register budgets -- 16 took the 32- / 128-token
+  // tiles from 96 / 128 to 146 / 152 registers; the batches after the first are loaded once it is complete, mostly
+  // long after its splits arrived, so the chain after the last arrival stays about one round trip)
+  constexpr int kInFlight = 8;
+  const int split = (int)blockIdx.z, splits = (int)gridDim.z;
+  const int nred = max(1, min(min(reducers, kMaxReducers), splits));
+  const int all_vecs = min(Cfg::kBT, M - m0) * kVecsPerRow;
+  const int j = split - (splits - nred);   // this block's share of the sum, or < 0: a producer only
+  const int own_lo = j >= 0 ? (int)((long long)all_vecs * j / nred) : 0;
+  const int own_hi = j >= 0 ? (int)((long long)all_vecs * (j + 1) / nred) : 0;
+  float* my_ws = ws + (size_t)split * ws_rows * ws_ld;
+  // publish the partial (all of it but the own share): rows m0 + r < M, columns n0 + c < N16 -- exactly the float4s
+  // the reducers poll
+#pragma unroll 1
+  for (int v = threadIdx.x; v < all_vecs; v += kThreads) {
+    if (v >= own_lo && v < own_hi) continue;
+    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+    if (n0 + c >= N16) continue;
+    float4 a = *reinterpret_cast<const float4*>(tile + r * kLd + c);
+    a.x = poll_canonical(a.x); a.y = poll_canonical(a.y); a.z = poll_canonical(a.z); a.w = poll_canonical(a.w);
+    st_relaxed_gpu_f32x4(my_ws + (size_t)(m0 + r) * ws_ld + (n0 - ws_nb) + c, a);
+  }
+  if (j < 0) return;
+  const float4 empty = make_float4(__uint_as_float(kPollEmpty), __uint_as_float(kPollEmpty),
+                                   __uint_as_float(kPollEmpty), __uint_as_float(kPollEmpty));
+#pragma unroll 1
+  for (int v = own_lo + (int)threadIdx.x; v < own_hi; v += kThreads) {
+    const int r = v / kVecsPerRow, c = (v % kVecsPerRow) * 4;
+    if (n0 + c >= N16) continue;   // columns past N16: nothing stored, nothing written to y
+    float* own = tile + r * kLd + c;
+    const size_t off = (size_t)(m0 + r) * ws_ld + (n0 - ws_nb) + c;
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 1
+    for (int sp = 0; sp < splits; sp += kInFlight) {
+      float4 part[kInFlight];
+      // one L2 round trip for the batch; a split of this block reads its own partial from shared memory
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        const int s = sp + u;
+        if (s == split) {
+          const float4 a = *reinterpret_cast<const float4*>(own);
+          part[u] = make_float4(poll_canonical(a.x), poll_canonical(a.y), poll_canonical(a.z), poll_canonical(a.w));
+          continue;
+        }
+        part[u] = s >= splits ? make_float4(0.f, 0.f, 0.f, 0.f)
+                               : ld_relaxed_gpu_f32x4(ws + (size_t)s * ws_rows * ws_ld + off);
+      }
+      // the splits not yet arrived: poll again (the batch's loads stay in flight together)
+      for (int spins = 0;; ++spins) {
+        bool all = true;
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) all = all && poll_ready(part[u]);
+        if (all) break;
+        if (spins >= kPollSpinLimit) __trap();   // a producer that never came: fail the launch, never hang
+        __nanosleep(64);
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u)
+          if (!poll_ready(part[u])) part[u] = ld_relaxed_gpu_f32x4(ws + (size_t)(sp + u) * ws_rows * ws_ld + off);
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {   // split order is fixed: the sum is deterministic
+        sum.x += part[u].x; sum.y += part[u].y; sum.z += part[u].z; sum.w += part[u].w;
+        const int s = sp + u;
+        if (s < splits && s != split) __stcg(reinterpret_cast<float4*>(ws + (size_t)s * ws_rows * ws_ld + off), empty);
+      }
+    }
+    *reinterpret_cast<float4*>(own) = sum;
+  }
+  __syncthreads();
+  write_y_share_from_tile<Cfg>(tile, y, chscale, tscale, bias, N, m0, n0, own_lo, own_hi);
+}
+
 template <class Cfg, class Math>
 __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::T* __restrict__ y,
                                                 float* __restrict__ ws, int* __restrict__ tickets,
                                                 const float* __restrict__ chscale, const float* __restrict__ tscale,
                                                 const typename Cfg::T* __restrict__ bias, int M, int N, int N16,
                                                 int m0, int n0, float* tile = nullptr, int reducers = 1,
-                                                int ws_cols = 0, int ws_nb = 0) {
+                                                int ws_cols = 0, int ws_nb = 0, bool poll = false) {
   using T = typename Cfg::T;
   constexpr int kBT = Cfg::kBT;
   constexpr int kBN = Cfg::kBN;
@@ -182,6 +298,12 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
 #ifdef HUMMING_DEBUG_SPLITK_SKIP   // experiments only: no cross-block reduction at all (wrong results)
     return;
 #endif
+    if constexpr (kBT <= kPollMaxBT) {
+      if (poll) {
+        splitk_poll_end<Cfg>(tile, y, ws, chscale, tscale, bias, M, N, N16, m0, n0, ws_rows, ws_ld, ws_nb, reducers);
+        return;
+      }
+    }
     auto store_partial = [&] {
 #pragma unroll 1
       for (int v = threadIdx.x; v < vecs; v += Cfg::kThreads) {
@@ -841,7 +963,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
       // (kRowTiles: the workspace holds this launch's row tiles only)
       splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n_atom0 * 16,
                            reinterpret_cast<float*>(smem), reducers_from_flags(flags),
-                           kRowTiles ? (int)gridDim.y * kBN : 0, row_tile0 * kBN);
+                           kRowTiles ? (int)gridDim.y * kBN : 0, row_tile0 * kBN,
+                           Cfg::kWgmma && splitk_poll_from_flags(flags));
     }
   } else {
     // ------------------------------------------------------------------------------------ stream-K

@@ -440,6 +440,7 @@ struct DirectBlock {
   int m0, n_atom0, n0, n_atoms, ka0, ka1, range_cols;
   bool release_early;   // kFlagPdlEarlyRelease (see gemm_wna16.cuh)
   int reducers;         // the split-K reducers (reducers_from_flags, gemm_wna16.cuh)
+  bool poll;            // kFlagSplitkPoll: the polled split-K end (wgmma kernels; splitk_poll_end, gemm_wna16.cuh)
   template <class Cfg> HUMMING_DEVICE static DirectBlock make(int N16, int K64, int atoms_per_split, int flags) {
     DirectBlock b;
     b.m0 = blockIdx.x * Cfg::kBT;
@@ -451,6 +452,7 @@ struct DirectBlock {
     b.range_cols = atoms_per_split * 64;
     b.release_early = (flags & kFlagPdlEarlyRelease) != 0;
     b.reducers = reducers_from_flags(flags);
+    b.poll = splitk_poll_from_flags(flags);
     return b;
   }
 };
@@ -632,7 +634,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   } else {
     __syncthreads();   // every warpgroup's MMAs have read x: the region becomes the epilogue's fp32 tile
     splitk_epilogue<Cfg>(math, y, ws, tickets, chscale, tscale, bias, M, N, N16, m0, n0, reinterpret_cast<float*>(smem),
-                         blk.reducers);
+                         blk.reducers, 0, 0, blk.poll);
   }
 }
 
