@@ -15,6 +15,12 @@ export SWEEP_TIMEOUT=60
 for p in 0 1; do
   HUMMING_SPLITK_POLL=$p sweep_case "m16_poll$p" $I4 16 6144x4096,4096x14336 \
     bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm2_wk1_ak256_s2_direct_wgmma
+  HUMMING_SPLITK_POLL=$p sweep_case "m64_poll$p" $I4 64 6144x4096,4096x14336 bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma
+done
+# sparser polling (L2 traffic of the waiting reducers vs the chain after the last arrival)
+for d in HUMMING_SPLITK_POLL_SLEEP=400; do
+  HUMMING_DEBUG_DEFINES=$d sweep_case "m16_$d" $I4 16 6144x4096,4096x14336 bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma
+  HUMMING_DEBUG_DEFINES=$d sweep_case "m64_$d" $I4 64 6144x4096,4096x14336 bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma
 done
 grep -q H200 "$OUT/device.txt" && int4_record 200
 gpu_test reducers 150 tests/test_splitk_reducers_gpu.py -k "not experiments"

@@ -181,6 +181,14 @@ __device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws,
 constexpr int kPollMaxBT = 128;
 constexpr uint32_t kPollEmpty = 0xFFFFFFFFu;
 constexpr int kPollSpinLimit = 1 << 22;
+// Between polls a thread sleeps kPollSleepNs: up to 96 reducer blocks x 256 threads x 8 float4s re-read per round
+// trip is L2 traffic of the order of the weight stream itself, while the other splits still stream their last atoms.
+// (HUMMING_SPLITK_POLL_SLEEP=N through HUMMING_DEBUG_DEFINES: experiments)
+#ifdef HUMMING_SPLITK_POLL_SLEEP
+constexpr int kPollSleepNs = HUMMING_SPLITK_POLL_SLEEP;
+#else
+constexpr int kPollSleepNs = 64;
+#endif
 
 HUMMING_DEVICE float poll_canonical(float v) {   // a partial never equals kPollEmpty (a NaN stays a NaN)
   return __float_as_uint(v) == kPollEmpty ? __uint_as_float(0x7FFFFFFFu) : v;
@@ -253,7 +261,7 @@ __device__ __forceinline__ void splitk_poll_end(float* tile, typename Cfg::T* __
         for (int u = 0; u < kInFlight; ++u) all = all && poll_ready(part[u]);
         if (all) break;
         if (spins >= kPollSpinLimit) __trap();   // a producer that never came: fail the launch, never hang
-        __nanosleep(64);
+        __nanosleep(kPollSleepNs);
 #pragma unroll
         for (int u = 0; u < kInFlight; ++u)
           if (!poll_ready(part[u])) part[u] = ld_relaxed_gpu_f32x4(ws + (size_t)(sp + u) * ws_rows * ws_ld + off);
