@@ -807,11 +807,13 @@ def test_splitk_reducers_policy(monkeypatch):
 
 
 def test_splitk_poll_policy(monkeypatch):
-    """Session 54: the polled split-K end (plan.splitk_poll_applies) only for wgmma kernels on the ticket path whose
+    """Session 54: the polled split-K end (plan.splitk_poll_applies; opt-in, HUMMING_SPLITK_POLL=1) only for wgmma kernels on the ticket path whose
     whole grid is resident at once (its static reducers wait for splits that may not have started), and never for
     the MoE layer's plans (plan_launches(polled_ok=False): they keep the ticket path's workspace)."""
     from vllm_humming.ops.plan import FLAG_SPLITK_POLL, describe, plan_launches, splitk_poll_applies
     wg = KernelChoice.parse("bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma")
+    assert not splitk_poll_applies(wg, 24, 11, 264)               # off by default (measured no better: s54/b)
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "1")
     assert splitk_poll_applies(wg, 24, 11, 264)                   # 6144x4096 M=16: 264 blocks, 264 slots
     assert not splitk_poll_applies(wg, 24, 12, 264)               # one block more than the slots
     assert not splitk_poll_applies(wg, 24, 1, 264)                # no split-K
@@ -825,7 +827,7 @@ def test_splitk_poll_policy(monkeypatch):
     monkeypatch.delenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
     monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")
     assert not splitk_poll_applies(wg, 24, 11, 264)
-    monkeypatch.delenv("HUMMING_SPLITK_POLL")
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "1")
     # through the plan: the flag, the plan line, and none for the MoE caller
     from vllm_humming.ops.plan import KernelFit
     info = arch_info("sm_90a", 132)

@@ -1,4 +1,5 @@
-"""GPU (sm_90a): the polled split-K end (gemm_wna16.cuh splitk_poll_end, plan.FLAG_SPLITK_POLL).
+"""GPU (sm_90a): the polled split-K end (gemm_wna16.cuh splitk_poll_end, plan.FLAG_SPLITK_POLL; opt-in through
+HUMMING_SPLITK_POLL=1 since session 54's H100 A/B measured it no faster).
 
 The partials are their own ready flags: producers store them into a workspace kept at kPollEmpty and leave; static
 reducers (the last R splits of a tile) poll the words, sum every output in split order from split 0 -- the ticket
@@ -95,10 +96,11 @@ def test_polled_end_bit_identical_to_ticket_path(choice, m, splits, monkeypatch)
 
 
 def test_polled_layers_in_turn_share_the_workspace(monkeypatch):
-    """The defaults' plans on the narrow layers (16 / 64 tokens: polled), three layers of different shapes called in
+    """The plans on the narrow layers with the polled end on (16 / 64 tokens), three layers of different shapes called in
     turn and under one CUDA graph: each output equals its eager first call, and the workspace they share is empty
     after every call."""
     monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "1")
     desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
     layers = []
     for n, k in ((6144, 4096), (4096, 14336), (1000, 4160)):

@@ -173,8 +173,10 @@ def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: in
     for splits that may not have started, so the whole grid must be resident at once: tiles x splits within the
     resident slots (scaled by an MPS thread share, as splitk_reducers does).  The wgmma kernels only (the end reads
     their staged fp32 tile), not the bulk / stream-K / cluster kernels, token tiles of 16-128 (POLL_MAX_BT).
-    $HUMMING_SPLITK_POLL = 0 turns it off (1, the default, where it applies)."""
-    if not env_int("HUMMING_SPLITK_POLL", 1, 0, 1):
+    Off by default: on an H100 (results/2026-12-07-s54/b) the bench's plans ran 6144x4096 M=16 10.58 vs 9.80 us
+    with it, M=64 14.57 vs 14.86, 4096x14336 M=64 22.40 vs 21.91 -- the fence and ticket it removes are not what the
+    split-K end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments)."""
+    if not env_int("HUMMING_SPLITK_POLL", 0, 0, 1):
         return False
     if splits < 2 or not choice.wgmma or choice.cluster or choice.bulk or choice.stream_k or \
             not 8 < choice.bt <= POLL_MAX_BT:

@@ -174,8 +174,11 @@ __device__ __forceinline__ void splitk_sum8_into_y(const float* __restrict__ ws,
 // next launch stores partials only after its griddepcontrol.wait, i.e. after this grid's writes are visible.
 //   Reducers wait for blocks that may not have started: the host sets the flag only where the whole grid is resident
 // at once (GemmLayer._plan, plan.splitk_poll_applies), and gives the grid a workspace that only polled ends use
-// (ops.gemm._workspace(poll=True), filled with kPollEmpty at allocation).  A wait that outlives kPollSpinLimit polls
-// (~seconds) traps: a launch error, never a silent hang.
+// (ops.gemm._workspace(poll=True), filled with kPollEmpty at allocation).
+//   Measured (H100, session 54, results/2026-12-07-s54/b): no faster than the ticket path on the plans' own grids
+// (6144x4096 M=16 10.6 vs 9.8 us, M=64 14.6 vs 14.9; 4096x14336 M=64 22.4 vs 21.9), so it is opt-in
+// ($HUMMING_SPLITK_POLL=1): what the split-K end costs is not its fence and ticket.
+//   A wait that outlives kPollSpinLimit polls (~seconds) traps: a launch error, never a silent hang.
 // (Tiles of up to kPollMaxBT tokens: the 256-token kernels -- where the end is a small part of a long block -- keep
 // their code and registers; plan.splitk_poll_applies mirrors the bound.)
 constexpr int kPollMaxBT = 128;
