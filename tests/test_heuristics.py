@@ -838,6 +838,30 @@ def test_splitk_poll_policy(monkeypatch):
     assert not lp.launches[0].flags & FLAG_SPLITK_POLL and "polled" not in describe(lp)
 
 
+def test_narrow16_polled_switch(monkeypatch):
+    """Session 54's experiment switch HUMMING_NARROW16_POLLED: off, narrow int3 / int4 layers at 9-16 tokens keep the
+    256-row tile on the ticket path; on, the 128-row tile with the polled split-K end -- the flag set by the plan for
+    that choice alone, and MoE experts (bulk_decode=False) keep their choice."""
+    from vllm_humming.ops.plan import FLAG_SPLITK_POLL, KernelFit, plan_launches, splitk_poll_applies
+    from vllm_humming.tuning.heuristics import NARROW16_POLLED_CHOICE, _direct_defaults
+    tm2 = "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
+    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132).short() == tm2
+    assert not splitk_poll_applies(NARROW16_POLLED_CHOICE, 48, 5, 264)
+    monkeypatch.setenv("HUMMING_NARROW16_POLLED", "1")
+    for bits in (3, 4):
+        assert choose_kernel("sm_90a", 16, bits, 128, k=4096, n=6144, sms=132) == NARROW16_POLLED_CHOICE
+    assert choose_kernel("sm_90a", 16, 8, -1, k=4096, n=6144, sms=132).short() != tm2   # int8: unchanged rule
+    assert _direct_defaults("sm_90a", 16, 4, False, 4096, 6144, 128, bulk_decode=False, prefetch=False)[0].short() \
+        == tm2   # MoE experts
+    assert splitk_poll_applies(NARROW16_POLLED_CHOICE, 48, 5, 264)
+    assert not splitk_poll_applies(KernelChoice.parse(tm2), 24, 11, 264)   # the switch polls its own choice only
+    fit = KernelFit(NARROW16_POLLED_CHOICE, 113 * 1024, 90, 2, 2)
+    lp = plan_launches(16, 6144, 4096, 4, 128, 0, arch_info("sm_90a", 132), lambda tag: fit)
+    assert lp.launches[0].flags & FLAG_SPLITK_POLL and lp.launches[0].grid == (1, 48, 5), lp.launches[0]
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")    # the explicit knob still wins
+    assert not splitk_poll_applies(NARROW16_POLLED_CHOICE, 48, 5, 264)
+
+
 def test_wide_decode_blocks_balance_the_sms():
     """Session 20: at M <= 8 a wide 4-bit integer layer takes 224-row decode blocks where they leave the busiest SM
     fewer rows than 128-row blocks do and still keep >= 90 % of the SMs busy (28672 rows on 132 SMs: 128 blocks of 224

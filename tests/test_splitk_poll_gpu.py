@@ -139,3 +139,30 @@ def test_polled_layers_in_turn_share_the_workspace(monkeypatch):
             for o, y0 in zip(outs, first):
                 assert torch.equal(o, y0)
             assert _poll_workspace_empty()
+
+
+@pytest.mark.parametrize("n,k", [(6144, 4096), (4096, 14336), (3000, 4160)])
+def test_narrow16_polled_switch_plans(n, k, monkeypatch):
+    """HUMMING_NARROW16_POLLED=1 (session 54's experiment switch): the layer's own plans at 9 / 16 tokens take the
+    128-row tile with the polled end -- vs the fp32 reference with bias on NaN-poisoned outputs, repeated calls and a
+    CUDA graph bit-identical, the workspace empty after every call."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    monkeypatch.setenv("HUMMING_NARROW16_POLLED", "1")
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(n, k, device="cuda") * 0.05, desc, name="narrow16",
+                         bias=torch.randn(n, device="cuda"))
+    layer = GemmLayer(qw, None, torch.bfloat16)
+    for m in (9, 16):
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        ys = _run(layer, x, m, n)
+        info = layer.plan_info[m]
+        if info["choice"] == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma" and info["splits"] > 1:
+            assert info["flags"] & FLAG_SPLITK_POLL, info
+        elif (n, k) != (3000, 4160):
+            raise AssertionError(f"the switch's choice was not taken: {info}")
+        assert not torch.isnan(ys[0]).any() and all(torch.equal(y, ys[0]) for y in ys[1:]), info
+        ref = reference_gemm(x.float(), qw)
+        assert ((ys[0].float() - ref).norm() / ref.norm()).item() < 1.2e-2, info
+        assert _poll_workspace_empty()
+        _assert_graph_replays_match_eager(layer, x)
+        assert _poll_workspace_empty()

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (ArchInfo, KernelChoice, bulk_whole_tiles, choose_direct_splits, choose_splits,
+from ..tuning.heuristics import (NARROW16_POLLED_CHOICE, ArchInfo, KernelChoice, bulk_whole_tiles, choose_direct_splits, choose_splits,
                                  dp_tail_applies, dp_tail_split, env_int, plan_row_waves, plan_swap_tags,
-                                 sibling_head_split, split_grid_on_wave_cliff, splits_of)
+                                 narrow16_polled, sibling_head_split, split_grid_on_wave_cliff, splits_of)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -175,8 +175,11 @@ def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: in
     their staged fp32 tile), not the bulk / stream-K / cluster kernels, token tiles of 16-128 (POLL_MAX_BT).
     Off by default: on an H100 (results/2026-12-07-s54/b) the bench's plans ran 6144x4096 M=16 10.58 vs 9.80 us
     with it, M=64 14.57 vs 14.86, 4096x14336 M=64 22.40 vs 21.91 -- the fence and ticket it removes are not what the
-    split-K end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments)."""
-    if not env_int("HUMMING_SPLITK_POLL", 0, 0, 1):
+    split-K end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments); its default is on for
+    the 16-token 128-row direct wgmma tile under HUMMING_NARROW16_POLLED=1 (heuristics.NARROW16_POLLED_CHOICE), off
+    otherwise."""
+    default = int(narrow16_polled() and choice == NARROW16_POLLED_CHOICE)
+    if not env_int("HUMMING_SPLITK_POLL", default, 0, 1):
         return False
     if splits < 2 or not choice.wgmma or choice.cluster or choice.bulk or choice.stream_k or \
             not 8 < choice.bt <= POLL_MAX_BT:

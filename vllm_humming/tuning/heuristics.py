@@ -1077,6 +1077,16 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
     return None
 
 
+# HUMMING_NARROW16_POLLED=1 (experiment switch, default 0): narrow int3 / int4 layers at 9-16 tokens take the
+# 128-row direct wgmma tile with the polled split-K end instead of the 256-row tile on the ticket path
+# (_direct_defaults; plan.splitk_poll_applies turns the polled end on for this choice under the switch).
+NARROW16_POLLED_CHOICE = KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")
+
+
+def narrow16_polled() -> bool:
+    return bool(env_int("HUMMING_NARROW16_POLLED", 0, 0, 1))
+
+
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
                      cluster: bool = False, sms: int = 0, prefetch: bool = True, zero: int = 0,
                      bulk_decode: bool = True):
@@ -1120,6 +1130,13 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
+        if bits in (3, 4) and narrow and bulk_decode and narrow16_polled():
+            # (experiment switch, session 54) the 128-row tile below with the polled split-K end
+            # (plan.splitk_poll_applies): on an H100 6144x4096 / 4096x14336 M=16 9.0 / 16.1 us (twice) vs 9.9 / 16.4
+            # for the 256-row tile on the ticket path, 9.7 / 16.7 for this tile on it (results/2026-12-07-s54/c); on
+            # the H200 the ticket path had the 256-row tile ahead (9.1 / 15.4 vs 9.6 / 16.7, session 13).  Dense
+            # layers only (bulk_decode: the MoE caller passes False; its plans keep the ticket path).
+            return [NARROW16_POLLED_CHOICE]
         if bits in (3, 4) and narrow:
             # int3 / int4 on narrow layers: the same 256-row tiles since the split-K sums are shared by up to 4
             # blocks (splitk_epilogue's reducers, session 13): 6144x4096 / 4096x14336 M=16, us, vs the 128-row
