@@ -505,7 +505,8 @@ def test_session9_direct_rules(monkeypatch):
     assert pick(1, 4, 28672, 4096) == "bt8_wn14_tm1_wk2_ak256_s4_direct"   # session 20: 224-row blocks balance the SMs
     assert pick(1, 8, 28672, 4096, group=0) == "bt8_wn4_tm2_wk1_ak256_s4_direct_wgmma"
     assert not pick(1, 8, 6144, 4096, group=0).endswith("direct_wgmma")
-    assert pick(16, 4, 6144, 4096) == pick(16, 4, 4096, 14336) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"  # s13
+    assert pick(16, 4, 4096, 14336) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"  # s13
+    assert pick(16, 4, 6144, 4096) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"   # s54: polled (test_narrow16_polled_rule)
     assert pick(16, 3, 6144, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
     assert pick(16, 8, 6144, 4096, group=0) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"   # int8 keeps 128 rows
     assert pick(16, 4, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"   # session 12 (test_cluster_rules)
@@ -838,28 +839,39 @@ def test_splitk_poll_policy(monkeypatch):
     assert not lp.launches[0].flags & FLAG_SPLITK_POLL and "polled" not in describe(lp)
 
 
-def test_narrow16_polled_switch(monkeypatch):
-    """Session 54's experiment switch HUMMING_NARROW16_POLLED: off, narrow int3 / int4 layers at 9-16 tokens keep the
-    256-row tile on the ticket path; on, the 128-row tile with the polled split-K end -- the flag set by the plan for
-    that choice alone, and MoE experts (bulk_decode=False) keep their choice."""
+def test_narrow16_polled_rule(monkeypatch):
+    """Session 54: narrow int4 layers with K <= 4096 at 9-16 tokens take the 128-row direct wgmma tile with the polled
+    split-K end (the flag set by the plan for that choice on those layers alone); longer K, int3 and int8 (whose
+    narrow default is the same tile) keep the ticket path, MoE experts (bulk_decode=False) their choice.
+    HUMMING_NARROW16_POLLED=0 / 1: never / every narrow int3 / int4 layer."""
     from vllm_humming.ops.plan import FLAG_SPLITK_POLL, KernelFit, plan_launches, splitk_poll_applies
     from vllm_humming.tuning.heuristics import NARROW16_POLLED_CHOICE, _direct_defaults
     tm2 = "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
-    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132).short() == tm2
-    assert not splitk_poll_applies(NARROW16_POLLED_CHOICE, 48, 5, 264)
-    monkeypatch.setenv("HUMMING_NARROW16_POLLED", "1")
-    for bits in (3, 4):
-        assert choose_kernel("sm_90a", 16, bits, 128, k=4096, n=6144, sms=132) == NARROW16_POLLED_CHOICE
-    assert choose_kernel("sm_90a", 16, 8, -1, k=4096, n=6144, sms=132).short() != tm2   # int8: unchanged rule
+    pc = NARROW16_POLLED_CHOICE
+    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132) == pc
+    assert choose_kernel("sm_90a", 16, 4, 128, k=14336, n=4096, sms=132).short() == tm2
+    assert choose_kernel("sm_90a", 16, 3, 128, k=4096, n=6144, sms=132).short() == tm2
     assert _direct_defaults("sm_90a", 16, 4, False, 4096, 6144, 128, bulk_decode=False, prefetch=False)[0].short() \
         == tm2   # MoE experts
-    assert splitk_poll_applies(NARROW16_POLLED_CHOICE, 48, 5, 264)
-    assert not splitk_poll_applies(KernelChoice.parse(tm2), 24, 11, 264)   # the switch polls its own choice only
-    fit = KernelFit(NARROW16_POLLED_CHOICE, 113 * 1024, 90, 2, 2)
-    lp = plan_launches(16, 6144, 4096, 4, 128, 0, arch_info("sm_90a", 132), lambda tag: fit)
+    assert splitk_poll_applies(pc, 48, 5, 264, 4, 4096)
+    assert not splitk_poll_applies(pc, 48, 5, 264, 8, 4096)          # int8's narrow default: the ticket path
+    assert not splitk_poll_applies(pc, 32, 8, 264, 4, 14336)         # a forced tile on a long layer
+    assert not splitk_poll_applies(KernelChoice.parse(tm2), 24, 11, 264, 4, 4096)
+    info = arch_info("sm_90a", 132)
+    fit = KernelFit(pc, 113 * 1024, 90, 2, 2)
+    lp = plan_launches(16, 6144, 4096, 4, 128, 0, info, lambda tag: fit)
     assert lp.launches[0].flags & FLAG_SPLITK_POLL and lp.launches[0].grid == (1, 48, 5), lp.launches[0]
+    lp = plan_launches(16, 6144, 4096, 8, 0, 0, info, lambda tag: fit)
+    assert not lp.launches[0].flags & FLAG_SPLITK_POLL
+    monkeypatch.setenv("HUMMING_NARROW16_POLLED", "0")
+    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132).short() == tm2
+    assert not splitk_poll_applies(pc, 48, 5, 264, 4, 4096)
+    monkeypatch.setenv("HUMMING_NARROW16_POLLED", "1")
+    for bits, k in ((3, 4096), (4, 14336)):
+        assert choose_kernel("sm_90a", 16, bits, 128, k=k, n=6144, sms=132) == pc
+        assert splitk_poll_applies(pc, 48, 5, 264, bits, k)
     monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")    # the explicit knob still wins
-    assert not splitk_poll_applies(NARROW16_POLLED_CHOICE, 48, 5, 264)
+    assert not splitk_poll_applies(pc, 48, 5, 264, 4, 4096)
 
 
 def test_wide_decode_blocks_balance_the_sms():

@@ -49,6 +49,7 @@ def test_offline_plans_match_the_plans_the_h200_recorded(cache_dir, monkeypatch)
         monkeypatch.setenv("HUMMING_WIDE_BULK_64", "0")
         # (and before session 54's polled split-K end, a flag bit: test_splitk_poll_policy covers that)
         monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")
+        monkeypatch.setenv("HUMMING_NARROW16_POLLED", "0")   # (and its 9-16-token tile: test_narrow16_polled_rule)
         for var, value in case["env"].items():
             monkeypatch.setenv(var, value)
         key = (case["format"], n, k)
@@ -471,7 +472,8 @@ def test_wide_decode_bulk_switch(monkeypatch):
     from vllm_humming.tuning.heuristics import KernelChoice, all_choices
     assert {KernelChoice.parse(off), WIDE_DECODE_BULK} <= set(all_choices("sm_90a", 4, 128, 0, False))
     assert pick(3, 28672, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_c2_direct_wgmma"
-    assert pick(4, 6144, 4096) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
+    assert pick(4, 6144, 4096) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"   # (session 54: the polled 128-row tile)
+    assert pick(4, 4096, 14336) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
     assert choose_kernel("sm_90a", 1, 4, 128, 0, 132, k=4096, n=28672).short() != WIDE_DECODE_BULK.short()
     monkeypatch.setenv("HUMMING_DECODE_BULK", "0")             # the rule's own switch turns it off too
     assert pick(4, 28672, 4096) == off
@@ -563,7 +565,8 @@ def test_decode_bulk_rule(monkeypatch):
     assert pick(37888, 3584, bucket=16) == WIDE_DECODE_BULK.short() == "bt16_wn12_tm2_wk1_ak2_s4_tma_bulk_wgmma"
     assert 37888 * 3584 >= DECODE_BULK_16_MIN_WEIGHTS > 28672 * 4096
     assert pick(28672, 4096, bucket=16) == WIDE_DECODE_BULK.short()
-    assert pick(14336, 4096, bucket=16) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
+    assert pick(14336, 4096, bucket=16) == "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma"   # (session 54: polled)
+    assert pick(14336, 8192, bucket=16) == "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma"
     assert "bulk" not in pick(37888, 3584, bucket=16, bits=3) and "bulk" not in pick(37888, 3584, bucket=16, fam=True,
                                                                                       group=32)
     monkeypatch.setenv("HUMMING_DECODE_BULK", "0")

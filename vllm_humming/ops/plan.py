@@ -167,7 +167,8 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     return r
 
 
-def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: int) -> bool:
+def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: int, bits: int = 0,
+                        k: int = 0) -> bool:
     """Whether a split-K launch ends with the polled sum (gemm_wna16.cuh, splitk_poll_end: the partials are their own
     ready flags -- no fence, no ticket; the static reducers poll them) instead of the ticket path.  Its reducers wait
     for splits that may not have started, so the whole grid must be resident at once: tiles x splits within the
@@ -175,10 +176,11 @@ def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: in
     their staged fp32 tile), not the bulk / stream-K / cluster kernels, token tiles of 16-128 (POLL_MAX_BT).
     Off by default: on an H100 (results/2026-12-07-s54/b) the bench's plans ran 6144x4096 M=16 10.58 vs 9.80 us
     with it, M=64 14.57 vs 14.86, 4096x14336 M=64 22.40 vs 21.91 -- the fence and ticket it removes are not what the
-    split-K end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments); its default is on for
-    the 16-token 128-row direct wgmma tile under HUMMING_NARROW16_POLLED=1 (heuristics.NARROW16_POLLED_CHOICE), off
-    otherwise."""
-    default = int(narrow16_polled() and choice == NARROW16_POLLED_CHOICE)
+    split-K end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments).  By default it is on
+    for the 16-token 128-row direct wgmma tile on the layers heuristics.narrow16_polled(bits, k) gives that tile
+    (heuristics.NARROW16_POLLED_CHOICE: int4, K <= 4096 -- the same tile serves int8 narrow layers on the ticket
+    path), off otherwise."""
+    default = int(choice == NARROW16_POLLED_CHOICE and narrow16_polled(bits, k))
     if not env_int("HUMMING_SPLITK_POLL", default, 0, 1):
         return False
     if splits < 2 or not choice.wgmma or choice.cluster or choice.bulk or choice.stream_k or \
@@ -327,7 +329,7 @@ def plan_launches(m: int, n16: int, k64: int, bits: int, group: int, zero_mode: 
             flags |= FLAG_PDL_EARLY_RELEASE
         reducers = splitk_reducers(c_, grid_[0] * grid_[1], grid_[2], slots)   # 1 unless split-K
         flags |= reducers << FLAG_REDUCERS_SHIFT
-        if polled_ok and splitk_poll_applies(c_, grid_[0] * grid_[1], grid_[2], slots):
+        if polled_ok and splitk_poll_applies(c_, grid_[0] * grid_[1], grid_[2], slots, bits, k64):
             flags |= FLAG_SPLITK_POLL
         flags |= row_tile0 << FLAG_ROW_TILE_SHIFT
         return PlannedLaunch(tag_, c_, tuple(grid_), per_, smem if f is bk else f.smem, ws_numel_, row_tile0, flags,

@@ -1077,14 +1077,17 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
     return None
 
 
-# HUMMING_NARROW16_POLLED=1 (experiment switch, default 0): narrow int3 / int4 layers at 9-16 tokens take the
-# 128-row direct wgmma tile with the polled split-K end instead of the 256-row tile on the ticket path
-# (_direct_defaults; plan.splitk_poll_applies turns the polled end on for this choice under the switch).
+# Narrow int4 layers with K <= 4096 at 9-16 tokens take the 128-row direct wgmma tile with the polled split-K end
+# instead of the 256-row tile on the ticket path (_direct_defaults; plan.splitk_poll_applies turns the polled end on
+# for this choice where this rule holds).  HUMMING_NARROW16_POLLED=0 / 1: never / for every narrow int3 / int4 layer.
 NARROW16_POLLED_CHOICE = KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")
 
 
-def narrow16_polled() -> bool:
-    return bool(env_int("HUMMING_NARROW16_POLLED", 0, 0, 1))
+def narrow16_polled(bits: int, k: int) -> bool:
+    """Whether the rule above holds for a narrow layer of `bits`-bit integer codes and K columns."""
+    if os.environ.get("HUMMING_NARROW16_POLLED", "").strip():
+        return bool(env_int("HUMMING_NARROW16_POLLED", 0, 0, 1)) and bits in (3, 4)
+    return bits == 4 and 0 < k <= 4096
 
 
 def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: int, n: int, group: int = 0,
@@ -1130,12 +1133,14 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
-        if bits in (3, 4) and narrow and bulk_decode and narrow16_polled():
-            # (experiment switch, session 54) the 128-row tile below with the polled split-K end
-            # (plan.splitk_poll_applies): on an H100 6144x4096 / 4096x14336 M=16 9.0 / 16.1 us (twice) vs 9.9 / 16.4
-            # for the 256-row tile on the ticket path, 9.7 / 16.7 for this tile on it (results/2026-12-07-s54/c); on
-            # the H200 the ticket path had the 256-row tile ahead (9.1 / 15.4 vs 9.6 / 16.7, session 13).  Dense
-            # layers only (bulk_decode: the MoE caller passes False; its plans keep the ticket path).
+        if bits in (3, 4) and narrow and bulk_decode and narrow16_polled(bits, k):
+            # (session 54) the 128-row tile below with the polled split-K end (plan.splitk_poll_applies): on an H100
+            # 6144x4096 / 4096x14336 M=16 9.0 / 16.1 us (twice) vs 9.9 / 16.4 for the 256-row tile on the ticket
+            # path, 9.7 / 16.7 for this tile on it (results/2026-12-07-s54/c); the bench's A/B at M = 9 / 16
+            # (s54/d): 6144x4096 8.77 / 9.00 vs 9.41 / 9.78, 4096x14336 16.06 / 16.03 vs 15.86 / 16.32 -- so on by
+            # default for int4 with K <= 4096 only.  On the H200 the ticket path had the 256-row tile ahead (9.1 /
+            # 15.4 vs 9.6 / 16.7, session 13); the polled end there is unmeasured.  Dense layers only (bulk_decode:
+            # the MoE caller passes False; its plans keep the ticket path).
             return [NARROW16_POLLED_CHOICE]
         if bits in (3, 4) and narrow:
             # int3 / int4 on narrow layers: the same 256-row tiles since the split-K sums are shared by up to 4
