@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
 from ..desc import DescError
-from ..tuning.heuristics import (NARROW16_POLLED_CHOICE, ArchInfo, KernelChoice, bulk_whole_tiles, choose_direct_splits, choose_splits,
-                                 dp_tail_applies, dp_tail_split, env_int, plan_row_waves, plan_swap_tags,
-                                 narrow16_polled, sibling_head_split, split_grid_on_wave_cliff, splits_of)
+from ..tuning.heuristics import (NARROW16_POLLED_CHOICE, ArchInfo, KernelChoice, bulk_whole_tiles,
+                                choose_direct_splits, choose_splits, dp_tail_applies, dp_tail_split, env_int,
+                                plan_row_waves, plan_swap_tags, narrow16_polled, sibling_head_split,
+                                split_grid_on_wave_cliff, splits_of)
 
 # kernel `flags` bits (gemm_wna16.cuh)
 FLAG_PDL_EARLY_RELEASE = 1
@@ -142,6 +143,18 @@ class LaunchPlan:
     info: Dict[str, object] = field(default_factory=dict)
 
 
+def mps_slots(slots: int) -> int:
+    """The resident block slots this process may count on: under MPS with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE below
+    100 it may hold only that share of the SMs (an unreadable value: none -- the split-K ends that wait for other
+    blocks then stay off)."""
+    mps = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "").strip()
+    try:
+        share = min(100.0, max(0.0, float(mps))) if mps else 100.0
+    except ValueError:
+        share = 0.0
+    return int(slots * share / 100.0)
+
+
 def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -> int:
     """How many blocks of a split-K tile share its final sum (splitk_epilogue): the last block to arrive alone reads
     every split's partial, and at M = 16 / 64 that read was most of the split-K end (NOTES.md, session 13).  With
@@ -153,12 +166,7 @@ def splitk_reducers(choice: KernelChoice, tiles: int, splits: int, slots: int) -
     cap = env_int("HUMMING_SPLITK_REDUCERS", MAX_REDUCERS, 1, MAX_REDUCERS)
     if splits < 2 or choice.cluster or choice.bulk or choice.stream_k or choice.bt <= 8:
         return 1
-    mps = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "").strip()
-    try:
-        share = min(100.0, max(0.0, float(mps))) if mps else 100.0
-    except ValueError:
-        share = 0.0   # unreadable: assume the worst, one reducer
-    slots = int(slots * share / 100.0)
+    slots = mps_slots(slots)
     r = min(cap, splits)
     if tiles * splits > slots:
         return 1
@@ -172,11 +180,11 @@ def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: in
     """Whether a split-K launch ends with the polled sum (gemm_wna16.cuh, splitk_poll_end: the partials are their own
     ready flags -- no fence, no ticket; the static reducers poll them) instead of the ticket path.  Its reducers wait
     for splits that may not have started, so the whole grid must be resident at once: tiles x splits within the
-    resident slots (scaled by an MPS thread share, as splitk_reducers does).  The wgmma kernels only (the end reads
-    their staged fp32 tile), not the bulk / stream-K / cluster kernels, token tiles of 16-128 (POLL_MAX_BT).
-    Off by default: on an H100 (results/2026-12-07-s54/b) the bench's plans ran 6144x4096 M=16 10.58 vs 9.80 us
-    with it, M=64 14.57 vs 14.86, 4096x14336 M=64 22.40 vs 21.91 -- the fence and ticket it removes are not what the
-    split-K end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments).  By default it is on
+    resident slots (mps_slots, as splitk_reducers counts them).  The wgmma kernels only (the end reads their staged
+    fp32 tile), not the bulk / stream-K / cluster kernels, token tiles of 16-128 (POLL_MAX_BT).  Off by default
+    elsewhere: on an H100 (results/2026-12-07-s54/b) the bench's plans ran 6144x4096 M=16 10.58 vs 9.80 us with it,
+    M=64 14.57 vs 14.86, 4096x14336 M=64 22.40 vs 21.91 -- the fence and ticket it removes are not what the split-K
+    end costs.  $HUMMING_SPLITK_POLL = 1 turns it on where it applies (experiments).  By default it is on
     for the 16-token 128-row direct wgmma tile on the layers heuristics.narrow16_polled(bits, k) gives that tile
     (heuristics.NARROW16_POLLED_CHOICE: int4, K <= 4096 -- the same tile serves int8 narrow layers on the ticket
     path), off otherwise."""
@@ -186,12 +194,7 @@ def splitk_poll_applies(choice: KernelChoice, tiles: int, splits: int, slots: in
     if splits < 2 or not choice.wgmma or choice.cluster or choice.bulk or choice.stream_k or \
             not 8 < choice.bt <= POLL_MAX_BT:
         return False
-    mps = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "").strip()
-    try:
-        share = min(100.0, max(0.0, float(mps))) if mps else 100.0
-    except ValueError:
-        share = 0.0
-    return tiles * splits <= int(slots * share / 100.0)
+    return tiles * splits <= mps_slots(slots)
 
 
 def pdl_early_release(blocks: int, slots: int, prefetch: bool = False) -> bool:
