@@ -119,6 +119,53 @@ def test_direct_wgmma_forced_splits(splits, monkeypatch):
              monkeypatch=monkeypatch)
 
 
+# K-warpgroups of the direct wgmma kernel (session 55): warpgroup row wk takes atom columns wk, wk + warps_k, ... of
+# the block's range, all reading one x tile; reduce_k sums them in shared memory before the split-K end.
+DIRECT_WGMMA_WK = [KernelChoice.parse("bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma"),
+                   KernelChoice.parse("bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma"),
+                   KernelChoice.parse("bt8_wn4_tm1_wk2_ak256_s4_direct_wgmma"),
+                   KernelChoice.parse("bt32_wn8_tm1_wk2_ak256_s3_direct_wgmma"),
+                   KernelChoice.parse("bt16_wn4_tm2_wk2_ak256_s4_direct_wgmma")]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", DIRECT_WGMMA_WK, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [1, 9, 16, 17])
+@pytest.mark.parametrize("splits", [1, 3])
+def test_direct_wgmma_k_warpgroups(choice, m, splits, monkeypatch):
+    """K-warpgroups against the fp32 reference: ranges whose atom count is not a multiple of warps_k (K = 4160: 65
+    atoms, and the 3-split ranges' short last one -- warpgroups with one position fewer), K shorter than the
+    warpgroups (128: some warpgroups have no atom at all), odd N, one and several K splits (the split-K end after the
+    in-block sum), zero points and fp16, poisoned outputs, bit-identical repeats."""
+    if m > 2 * choice.bt:
+        pytest.skip("a few token tiles per choice are enough")
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(6144, 4096), (1000, 4160), (200, 128)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice, splits=splits, monkeypatch=monkeypatch)
+    _run("w:uint4,s:g64:float16,zp:int", 1000, 2048 + 64, m, choice, dtype=torch.float16, splits=splits,
+         monkeypatch=monkeypatch)
+    _run("w:float4_e2m1,s:g32:float8_e8m0fnu", 520, 3072, m, choice, splits=splits, monkeypatch=monkeypatch)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+def test_direct_wgmma_k_warpgroups_graph_and_poll(monkeypatch):
+    """One split per tile (no workspace at all) and the polled split-K end after the in-block sum: CUDA-graph replays
+    equal the eager call bit for bit."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(6144, 4096, device="cuda") * 0.05, desc, name="graph_wk")
+    for splits, poll in (("1", "0"), ("2", "1"), ("4", "0")):
+        monkeypatch.setenv("HUMMING_DEBUG_SPLITS", splits)
+        monkeypatch.setenv("HUMMING_SPLITK_POLL", poll)
+        layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(16): DIRECT_WGMMA_WK[0]})
+        x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
+        _assert_graph_replays_match_eager(layer, x)
+        ref = reference_gemm(x.float(), qw)
+        y = layer(x)
+        assert layer.plan_info[16]["splits"] == int(splits), layer.plan_info[16]
+        assert ((y.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+
+
 @pytest.mark.parametrize("stages", [2, 3, 5, 6])
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g256:bfloat16,zp:int"])
 def test_direct_ring_depth_vs_unit(stages, desc):

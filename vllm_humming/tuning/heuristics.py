@@ -116,13 +116,17 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.mma must be one of {MMAS}, got {self.mma!r}")
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
-        if self.wgmma and (self.warps_k != 1 or self.warps_n % 4
+        if self.wgmma and ((self.warps_k != 1 and not self.direct) or self.warps_n % 4
                            or (self.pipeline == "bulk" and self.atoms_k != 1
                                and not (self.tma_x and self.atoms_k in (2, 4)))
                            or (self.pipeline == "cp_async" and self.atoms_k not in (1, 2))):
-            raise ValueError("KernelChoice: wgmma runs with warps_k == 1, whole warpgroups (warps_n a multiple of "
-                             f"4) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) or 1..2 (cp_async); got "
-                             f"{self.short()}")
+            raise ValueError("KernelChoice: wgmma runs with whole warpgroups (warps_n a multiple of 4), warps_k == 1 "
+                             "(K-warpgroups: the direct pipeline only) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) "
+                             f"or 1..2 (cp_async); got {self.short()}")
+        if self.wgmma and self.direct and self.warps_k > 1 and (self.pf or self.cluster or self.warps_k not in (2, 4)):
+            # (the kernel's config carries warps_k as its atoms per stage, which wgmma holds to 1, 2 or 4)
+            raise ValueError("KernelChoice: the direct wgmma kernel's K-warpgroups (warps_k 2 or 4) run without the "
+                             f"weight prefetch (_pf) and without clusters (_c), got {self.short()}")
         if self.atoms_k % self.warps_k:
             raise ValueError(f"KernelChoice: atoms_k ({self.atoms_k}) must be a multiple of warps_k ({self.warps_k})")
         if self.stages < 2:
@@ -313,8 +317,10 @@ class KernelChoice:
         if self.wgmma:
             # DirectWgmmaSmem: swizzled x tiles of all bt rows, scales, zero terms; the fp32 epilogue tile reuses
             # the region; then (a prefetch budget) the weight prefetch region, 16-byte aligned; + 1 KB to align the base
-            used = max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1),
-                       self.bt * (self.block_n + 4) * 4)
+            tile = self.bt * (self.block_n + 4) * 4
+            if self.warps_k > 1:   # K-warpgroups: their reduction scratch after the tile (DirectWgmmaSmem::kOffRed)
+                tile = -(-tile // 16) * 16 + (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 16
+            used = max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1), tile)
             pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
             if pf:
                 used = -(-used // 16) * 16 + pf * self.prefetch_position_bytes(bits)

@@ -298,7 +298,9 @@ __device__ __forceinline__ void splitk_epilogue(const Math& math, typename Cfg::
   if constexpr (Cfg::kWgmma) {
     constexpr int kLd = EpilogueTile<Cfg>::kLd;
     constexpr int kVecsPerRow = kBN / 4;
-    math.for_each_output([&](int mr, int nr, float v) { tile[mr * kLd + nr] = v; });
+    // (K-warps: the warps wk == 0 hold the block's sums after reduce_k; the others write nothing)
+    if (Cfg::kWarpsK == 1 || math.wk == 0)
+      math.for_each_output([&](int mr, int nr, float v) { tile[mr * kLd + nr] = v; });
     __syncthreads();
     const int vecs = min(kBT, M - m0) * kVecsPerRow;
     if (gridDim.z == 1) {

@@ -97,8 +97,8 @@ template <class Cfg> struct DirectPlan {
   static_assert(kWindow % 16 == 0 && (kWindow & (kWindow - 1)) == 0 && kWindow <= 256,
                 "direct kernel: windows are 16..256 columns, a power of two (the host refuses other groups)");
   static_assert(Cfg::kWgmma || Cfg::kBT == 8 || Cfg::kBT == 16, "direct mma.sync kernel: token tiles of 8 or 16");
-  static_assert(!Cfg::kWgmma || (Cfg::kWarpsK == 1 && Cfg::kWarpsN % 4 == 0 && Cfg::kBT % 8 == 0),
-                "direct wgmma kernel: whole warpgroups along N, no K-warps");
+  static_assert(!Cfg::kWgmma || (Cfg::kWarpsN % 4 == 0 && Cfg::kBT % 8 == 0),
+                "direct wgmma kernel: whole warpgroups along N (K-warpgroups: any kWarpsK)");
   // the main loop is unrolled by lcm(ring depth, unit): every ring slot and window position is a constant
   static constexpr int kBody = Cfg::kStages % kUnitAtoms == 0 ? Cfg::kStages
                              : (Cfg::kStages * kUnitAtoms) / (Cfg::kStages % 2 == 0 ? 2 : 1);
@@ -496,9 +496,20 @@ __device__ __forceinline__ void direct_copy_scales(typename Cfg::T* ss, typename
 // one computes (the one-token decode's idea, session 35, at 9+ tokens).
 // (Session 39's weight ring in shared memory for this kernel, "_pfr<KB>", measured slower than the register ring and
 // was removed in session 41; the mma.sync kernel keeps its own.)
+// K-warpgroups (kWarpsK > 1, session 55): warpgroup row wk of the block takes the range's atom columns wk, wk +
+// kWarpsK, ... (DirectWeightStream's interleave with one-atom units), all of them reading the one x tile; at the end
+// the warps wk > 0 park their accumulators after the epilogue's fp32 tile (off_red, WarpAccumulators::reduce_k) and
+// the warps wk == 0 add them in wk order -- a block then covers a tile's whole K without the cross-block split-K sum.
 template <class Cfg> struct DirectWgmmaSmem {
   using Pf = DirectPrefetch<Cfg>;
   static_assert(!Pf::kRing, "direct wgmma kernel: no shared-memory weight ring (removed in session 41), only the prefetch");
+  static_assert(!Pf::kOn || Cfg::kWarpsK == 1, "direct wgmma kernel: the weight prefetch runs without K-warpgroups");
+  // the K-warpgroups' reduction scratch: kWarpsK - 1 copies of every math warp's accumulators
+  // (enumerators, not static constexpr members: those NVRTC emits as .global words in every direct wgmma kernel)
+  enum : int {
+    kRedBytes = (Cfg::kWarpsK - 1) * Cfg::kWarpsN * 32 * Cfg::kTilesM * Cfg::kTokenGroups * 16,
+    kOffRed = (Cfg::kBT * (Cfg::kBN + 4) * 4 + 15) & ~15,   // after the epilogue's fp32 tile
+  };
   int x_atoms, off_s, off_z, off_pf, pf;
   HUMMING_DEVICE DirectWgmmaSmem(int range_cols) {
     const int groups = Cfg::kGroup != 0 ? range_cols / Cfg::kGroup : 0;
@@ -506,7 +517,7 @@ template <class Cfg> struct DirectWgmmaSmem {
     off_s = x_atoms * 64 * Cfg::kBT * 2;
     off_z = off_s + groups * Cfg::kBN * 2;
     const int used = max(off_z + (Cfg::kZeroMode != kNoZero ? groups * Cfg::kBN * 2 : 0),
-                         Cfg::kBT * (Cfg::kBN + 4) * 4);
+                         Cfg::kWarpsK > 1 ? kOffRed + kRedBytes : Cfg::kBT * (Cfg::kBN + 4) * 4);
     off_pf = (used + 15) & ~15;
     pf = Pf::positions(x_atoms);   // (warps_k = 1, one-atom units: min(range atoms, budget positions))
   }
@@ -545,7 +556,10 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   }
   const int tid = threadIdx.x;
   const int lane = tid % 32;
-  const int wn = tid / 32;
+  // whole warpgroups along N (kWarpsN % 4 == 0); the K-warpgroup row wk takes atom columns wk, wk + kWarpsK, ...
+  // (a compile-time 0 without K-warpgroups: the kernels of kWarpsK == 1 stay what they were)
+  const int wn = Cfg::kWarpsK == 1 ? tid / 32 : (tid / 32) % Cfg::kWarpsN;
+  const int wk = Cfg::kWarpsK == 1 ? 0 : (tid / 32) / Cfg::kWarpsN;
   const DirectBlock blk = DirectBlock::make<Cfg>(N16, K64, atoms_per_split, flags);
   const int m0 = blk.m0, n_atom0 = blk.n_atom0, n0 = blk.n0, n_atoms = blk.n_atoms, ka0 = blk.ka0, ka1 = blk.ka1;
   const int range_cols = blk.range_cols;
@@ -557,8 +571,10 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
 
   // ---- 1: (with a prefetch budget) the first pf_n atoms of this warp's rows into shared memory, then the next
   //         kDepth atoms into the register ring, the range's scales (weights: before the grid wait)
-  const int n_seq = max(0, ka1 - ka0);
-  DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, 0, n_atom0 + wn * kTilesM, n_atoms, lane);
+  // this warp's positions: the range's atom columns wk, wk + kWarpsK, ... below ka1 (warpgroup-uniform: the wgmma
+  // loop below must be)
+  const int n_seq = max(0, ceil_div(ka1 - ka0 - wk, Cfg::kWarpsK));
+  DirectWeightStream<Cfg> stream(w, ka0, ka1, n_seq, wk, n_atom0 + wn * kTilesM, n_atoms, lane);
   constexpr int kPosWords = kTilesM * Cfg::kAtomWords;
   const int pf_n = DirectPrefetch<Cfg>::kOn ? min(L.pf, n_seq) & ~1 : 0;   // even: see DirectWgmmaSmem
   const uint32_t* spf = reinterpret_cast<const uint32_t*>(smem + L.off_pf) + wn * L.pf * kPosWords;
@@ -593,7 +609,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   }
   // ---- 3: barrier-free main loop.  Whole bodies run unconditionally: a per-atom branch inside the asynchronous
   //         window makes ptxas serialize every wgmma (C7513); the < kBody tail atoms follow, one branch each.
-  Wna16Math<Cfg, XTileSwizzled<64>> math(wn, 0, lane);
+  Wna16Math<Cfg, XTileSwizzled<64>> math(wn, wk, lane);
   int i0 = 0;
   if constexpr (DirectPrefetch<Cfg>::kOn) {
     // the prefetched positions, two per iteration (the fragment buffers' parity); the ring holds positions pf_n on
@@ -615,7 +631,7 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
     constexpr int d = decltype(d_)::value;
     uint32_t cur[kTilesM][kBits];
     stream.template take_and_refill<0>(cur, ring[d % kDepth]);
-    const int al = i0 + d;
+    const int al = wk + (i0 + d) * Cfg::kWarpsK;   // the position's atom column in the range
     const int grp = Cfg::kGroup != 0 ? al * 64 / Cfg::kGroup : 0;
     math.template wait_mma<1>();   // the MMAs that read fragment buffer d % 2 (two atoms ago) are done
     math.template atom<d % 2>(cur, sx + al * kBT * 64, ss + grp * kBN, sz + grp * kBN, 0);
@@ -628,6 +644,11 @@ __device__ __forceinline__ void gemm_wna16_direct_wgmma(const typename Cfg::T* _
   });
   math.template wait_mma<0>();
   if (!release_early) grid_dependents_launch();
+  if constexpr (Cfg::kWarpsK > 1) {
+    static_assert(kCluster == 0, "direct wgmma kernel: K-warpgroups end through splitk_epilogue, not a cluster");
+    __syncthreads();   // every warpgroup's MMAs have read x: the region past the fp32 tile becomes the scratch
+    math.reduce_k(reinterpret_cast<float*>(smem + DirectWgmmaSmem<Cfg>::kOffRed), [] { __syncthreads(); });
+  }
   if constexpr (kCluster != 0) {
     // (its first barrier: every warpgroup's MMAs have read x, the region becomes the fp32 tile)
     cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n0, reinterpret_cast<float*>(smem));

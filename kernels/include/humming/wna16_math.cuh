@@ -90,7 +90,9 @@ struct GemmConfig {
   static_assert(kWgmma || kBT <= 128, "mma.sync kernels take at most 128 tokens per block");
   static_assert(!kWgmma || (kBT == 8 || kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256),
                 "wgmma token tiles: 8, 16, 32, 64, 128 or 256 (the n of m64nNk16; wgmma.cuh spells out these)");
-  static_assert(!kWgmma || (kWarpsN % 4 == 0 && kWarpsK == 1), "wgmma: whole warpgroups along N, no K-warps");
+  // (K-warpgroups, kWarpsK > 1, exist in the direct wgmma decode only -- it calls atom() per atom column; the staged
+  // wgmma kernels' stage() asserts kWarpsK == 1)
+  static_assert(!kWgmma || kWarpsN % 4 == 0, "wgmma: whole warpgroups along N");
   static_assert(!kWgmma || kAtomsK == 1 || kAtomsK == 2 || kAtomsK == 4,
                 "wgmma: one, two or four 64-column atoms per stage (four: the bulk kernel with a TMA x tile only), "
                 "the activation tile stored as one 128-byte-swizzled kBT x 64 sub-tile per atom (XTileAtomSwizzled)");
@@ -263,6 +265,8 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     acc[0][0][0] += __uint_as_float(sw[lane]);   // experiments only: time the pipeline without the math
     return;
 #endif
+    static_assert(!Cfg::kWgmma || Cfg::kWarpsK == 1, "staged wgmma kernels: no K-warps (the direct decode's "
+                  "K-warpgroups consume atoms through atom())");
     if constexpr (Cfg::kWgmma && Cfg::kAtomsK > 1) {
       // Two or four atoms per stage (kWarpsK == 1 under wgmma): atom a dequantizes into fragment buffer a % 2, which
       // the group two atoms back read (atom a - 2, or the previous stage's atom a + kAtomsK - 2).  The callers'
