@@ -585,7 +585,8 @@ def test_session10_rules():
 
 
 @pytest.mark.parametrize("choice", ["bt8_wn4_tm2_wk2_ak256_s4_direct", "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma",
-                                    "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt8_wn1_tm2_wk8_ak64_s4_direct"])
+                                    "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma", "bt8_wn1_tm2_wk8_ak64_s4_direct",
+                                    "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma"])
 @pytest.mark.parametrize("n,k", [(6144, 4096), (28672, 4096), (4096, 14336), (200, 8200), (16, 64)])
 @pytest.mark.parametrize("m", [1, 5, 16])
 @pytest.mark.parametrize("group", [0, 32, 128, 256])
@@ -604,6 +605,27 @@ def test_direct_split_plan(choice, n, k, m, group):
     assert per % (unit * c.warps_k) == 0 and per <= max(unit * c.warps_k, c.atoms_k)
     assert splits * per >= k_atoms and (splits - 1) * per < k_atoms
     assert c.direct_smem_bytes(per, min(m, c.bt), group, False) <= info.smem_per_block - 1024
+
+
+def test_direct_wgmma_k_warpgroups_choice():
+    """The direct wgmma kernel's K-warpgroups (session 55): warps_k 2 or 4 (the config carries it as atoms per stage,
+    which wgmma holds to 1 / 2 / 4), no prefetch, no cluster, no other wgmma pipeline; the shared memory holds the
+    reduction scratch after the fp32 tile (DirectWgmmaSmem::kOffRed / kRedBytes), and a 64-row tile's whole K of a
+    4096-deep layer is planned as one split (96 blocks on 6144 rows: no cross-block sum)."""
+    from vllm_humming.tuning.heuristics import choose_direct_splits
+
+    c = KernelChoice.parse("bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma")
+    assert c.threads == 512 and c.short() == "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma"
+    tile = 16 * (64 + 4) * 4
+    red = 3 * 4 * 32 * 1 * 2 * 16
+    assert c.direct_smem_bytes(64, 16, 128, False) == max(64 * 64 * 16 * 2 + 32 * 64 * 2, tile + red) + 1024
+    assert c.direct_smem_bytes(1, 16, 0, False) == tile + red + 1024   # the scratch outgrows one atom of x
+    assert choose_direct_splits(c, 6144, 4096, 16, arch_info("sm_90a", 132), 1, 128, False) == (1, 64)
+    for bad in ("bt16_wn4_tm1_wk3_ak255_s4_direct_wgmma", "bt16_wn4_tm1_wk8_ak256_s4_direct_wgmma",
+                "bt16_wn4_tm1_wk2_ak256_s4_pf64_direct_wgmma", "bt16_wn4_tm1_wk2_ak256_s4_c2_direct_wgmma",
+                "bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma", "bt16_wn4_tm2_wk2_ak2_s4_tma_bulk_wgmma"):
+        with pytest.raises(ValueError, match="warps_k|K-warp"):
+            KernelChoice.parse(bad)
 
 
 def test_direct_choice_too_big_for_shared_memory_is_refused():
