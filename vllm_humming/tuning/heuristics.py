@@ -1089,6 +1089,22 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
 NARROW16_POLLED_CHOICE = KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")
 
 
+# Narrow int3 / int4 layers with K <= 4096 whose 64-row tiles fill 60-100 % of the SMs in one wave (6144 rows on 132
+# SMs: 96 tiles) at 9-16 tokens: one block per 64-row tile with four K-warpgroups over the whole K (the direct wgmma
+# kernel's warps_k, session 55) -- the K splits are summed in the block's shared memory instead of through the
+# global workspace, so the launch has no split-K end at all.  HUMMING_NARROW16_WK=1 / 0: on / off (default off until
+# measured).
+NARROW16_WK_CHOICE = KernelChoice(16, 4, 1, 4, 256, 4, "direct", "wgmma")
+
+
+def narrow16_wk(bits: int, n: int, k: int, sms: int) -> bool:
+    """Whether the K-warpgroup rule above holds for a narrow layer (N x K) of `bits`-bit integer codes on `sms` SMs."""
+    if not env_switch("HUMMING_NARROW16_WK", False):
+        return False
+    tiles = -(-n // NARROW16_WK_CHOICE.block_n)
+    return bits in (3, 4) and 0 < k <= 4096 and 10 * tiles >= 6 * sms and tiles <= sms
+
+
 def narrow16_polled(bits: int, k: int) -> bool:
     """Whether the rule above holds for a narrow layer of `bits`-bit integer codes and K columns."""
     if os.environ.get("HUMMING_NARROW16_POLLED", "").strip():
@@ -1139,6 +1155,8 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
+        if bits in (3, 4) and narrow and bulk_decode and narrow16_wk(bits, n, k, sms or arch_info(arch).sms):
+            return [NARROW16_WK_CHOICE]
         if bits in (3, 4) and narrow and bulk_decode and narrow16_polled(bits, k):
             # (session 54) the 128-row tile below with the polled split-K end (plan.splitk_poll_applies): on an H100
             # 6144x4096 / 4096x14336 M=16 9.0 / 16.1 us (twice) vs 9.9 / 16.4 for the 256-row tile on the ticket
