@@ -896,6 +896,33 @@ def test_narrow16_polled_rule(monkeypatch):
     assert not splitk_poll_applies(pc, 48, 5, 264, 4, 4096)
 
 
+def test_narrow16_wk_rule(monkeypatch):
+    """Session 55 (HUMMING_NARROW16_WK, default off): narrow int3 / int4 layers with K <= 4096 whose 64-row tiles fill
+    60-100 % of the SMs in one wave take the K-warpgroup tile on one split (no split-K end); other layers, other
+    formats and MoE experts keep their choices, and with the switch unset nothing changes."""
+    from vllm_humming.ops.plan import KernelFit, plan_launches
+    from vllm_humming.tuning.heuristics import NARROW16_POLLED_CHOICE, NARROW16_WK_CHOICE, _direct_defaults
+    wk = NARROW16_WK_CHOICE
+    assert wk.short() == "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma"
+    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132) == NARROW16_POLLED_CHOICE
+    monkeypatch.setenv("HUMMING_NARROW16_WK", "1")
+    for m in (9, 16):
+        assert choose_kernel("sm_90a", m, 4, 128, k=4096, n=6144, sms=132) == wk
+        assert choose_kernel("sm_90a", m, 3, 128, k=4096, n=8192, sms=132) == wk       # 128 tiles
+    assert choose_kernel("sm_90a", 8, 4, 128, k=4096, n=6144, sms=132) != wk          # 1-8 tokens: their own rules
+    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=4096, sms=132) != wk         # 64 tiles: half the SMs
+    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=9216, sms=132) != wk         # 144 tiles: two waves
+    assert choose_kernel("sm_90a", 16, 4, 128, k=14336, n=6144, sms=132) != wk        # x of the whole K too big
+    assert choose_kernel("sm_90a", 16, 8, 0, k=4096, n=6144, sms=132) != wk           # int8
+    assert _direct_defaults("sm_90a", 16, 4, False, 4096, 6144, 128, bulk_decode=False, prefetch=False)[0] != wk
+    info = arch_info("sm_90a", 132)
+    lp = plan_launches(16, 6144, 4096, 4, 128, 0, info, lambda tag: KernelFit(wk, 137 * 1024, 94, 1, 1))
+    assert lp.launches[0].grid == (1, 96, 1) and lp.launches[0].ws_numel == 0, lp.launches[0]
+    monkeypatch.setenv("HUMMING_NARROW16_WK", "2")
+    with pytest.raises(ValueError, match="HUMMING_NARROW16_WK"):
+        choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132)
+
+
 def test_wide_decode_blocks_balance_the_sms():
     """Session 20: at M <= 8 a wide 4-bit integer layer takes 224-row decode blocks where they leave the busiest SM
     fewer rows than 128-row blocks do and still keep >= 90 % of the SMs busy (28672 rows on 132 SMs: 128 blocks of 224
