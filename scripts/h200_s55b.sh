@@ -5,8 +5,6 @@
 # sweep of ring depths / K-warpgroup counts / forced splits, then (time left, an H200) the int4 bench of record.
 . scripts/h200_setup.sh
 call_results b
-gpu_test wk 120 tests/test_gemm_direct_gpu.py -k "k_warpgroups"
-grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
 for v in 0 1 1e; do
   e=""; [ $v = 1e ] && e="HUMMING_PDL_EARLY_RELEASE=1"
   env HUMMING_NARROW16_WK=${v%e} $e timeout 60 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
@@ -14,6 +12,8 @@ for v in 0 1 1e; do
   echo "-- HUMMING_NARROW16_WK=$v"; grep "] ours" "$R/ab_wk$v.log" | sed 's/.*int4-g128 //' | cut -c1-40 | tr '\n' ';'
   echo; pack
 done
+gpu_test wk 100 tests/test_gemm_direct_gpu.py -k "k_warpgroups"
+grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
 WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s6_direct_wgmma
 WK=$WK,bt16_wn4_tm1_wk4_ak256_s8_direct_wgmma,bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma,bt16_wn8_tm1_wk2_ak256_s4_direct_wgmma
 SWEEP_TIMEOUT=90 sweep_case wk_narrow "$I4" 16 6144x4096 "$WK" --splits 1,2
