@@ -18,4 +18,4 @@ WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma
 WK=$WK,bt16_wn4_tm1_wk4_ak256_s8_direct_wgmma,bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma,bt16_wn8_tm1_wk2_ak256_s4_direct_wgmma
 SWEEP_TIMEOUT=90 sweep_case wk_narrow "$I4" 16 6144x4096 "$WK" --splits 1,2
 echo "elapsed ${SECONDS}s"
-if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 330 ]; then int4_record 200; fi
+if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 250 ]; then int4_record 200; fi
