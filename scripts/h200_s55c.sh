@@ -5,11 +5,11 @@
 . scripts/h200_setup.sh
 call_results c
 for v in 0 1; do
-  HUMMING_NARROW16_WK=$v timeout 50 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
+  HUMMING_NARROW16_WK=$v timeout 45 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
     --shapes 6144x4096 --no-upstream --no-eager --cold none --json "$R/ab_wk$v.json" >"$R/ab_wk$v.log" 2>&1
   echo "-- HUMMING_NARROW16_WK=$v"; grep "] ours" "$R/ab_wk$v.log" | sed 's/.*int4-g128 //' | cut -c1-40 | tr '\n' ';'
   echo; pack
 done
-gpu_test wk 90 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4 or graph)"
+gpu_test wk 70 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4 or graph)"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -6 | cut -c1-250
 echo "elapsed ${SECONDS}s"
