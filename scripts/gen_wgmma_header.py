@@ -43,9 +43,15 @@ namespace humming {
 // 1024 bytes between groups of 8 rows; base offset 0 (bits 49-51, the tile is 1024-aligned); swizzle mode in bits
 // 62-63 = 1 (128-byte swizzle).  The k16 step f of a 64-column row starts 32 * f bytes in: add 2 * f to the
 // descriptor (the start field is in 16-byte units).
+// (The CPU emulation, tests/host/cuda_emu.h, keeps the host address >> 4 instead: emu::wgmma_rs reads the tile there,
+// the 128-byte swizzle applied to its absolute address bits as the hardware does; + 2 * f still steps 32 bytes.)
 HUMMING_DEVICE uint64_t wgmma_desc_sw128(const void* smem_tile) {
+#ifdef HUMMING_EMULATE
+  return (uint64_t)(uintptr_t)smem_tile >> 4;
+#else
   const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_tile));
   return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+#endif
 }
 
 HUMMING_DEVICE void wgmma_fence() {
@@ -78,7 +84,13 @@ HUMMING_DEVICE void fence_proxy_async_shared() {
 }
 
 // Pins an accumulator register in place across the asynchronous window (no code motion across this point).
-HUMMING_DEVICE void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+HUMMING_DEVICE void fence_operand(float& r) {
+#ifdef HUMMING_EMULATE
+  (void)r;   // (the emulated wgmma is synchronous: nothing to pin)
+#else
+  asm volatile("" : "+f"(r)::"memory");
+#endif
+}
 
 // d[kN/2] += A (64 x 16, this warp's fragment a[4]) * B (16 x kN, descriptor desc_b); B K-major (no transpose).
 // mma<false>: d = A * B (the first k16 step of a fresh accumulator set: no zeroing pass, no read of d).
@@ -101,6 +113,8 @@ template <> struct Wgmma<{ctype}, {n}> {{
         "%{nacc+4}, p, 1, 1, 0;\\n}}\\n"
         : {outs}
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
+#elif defined(HUMMING_EMULATE)
+    emu::wgmma_rs<{ctype}, {n}, kAccumulate>(d, a, desc_b);
 #else
     __trap();
 #endif

@@ -205,6 +205,44 @@ def test_direct_smem_prefetch_experiment_on_the_emulation(workdir, monkeypatch, 
     assert rel < 1.2e-2, f"{desc_s} {short} prefetch {budget} M={m}: rel err {rel:.3e}"
 
 
+WGMMA_DIRECT_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
+    # session 55's K-warpgroups: 17 atoms over 4 warpgroups (5 / 4 / 4 / 4 positions), odd N
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma", 16, 200, 1088, 1),
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma", 9, 128, 2048, 4),
+    ("w:uint4,s:g64:float16,zp:int", torch.float16, "bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma", 5, 136, 960, 1),
+    ("w:float4_e2m1,s:g32:float8_e8m0fnu", torch.bfloat16, "bt8_wn4_tm1_wk2_ak256_s4_direct_wgmma", 3, 64, 512, 1),
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt16_wn4_tm2_wk2_ak256_s4_direct_wgmma", 17, 200, 512, 1),
+    # the plans' own 16-token direct wgmma tiles (no K-warpgroups), split-K with the ticket end
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma", 16, 256, 1024, 2),
+    ("w:uint3b4,s:g128:bfloat16", torch.bfloat16, "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma", 12, 256, 768, 3),
+]
+
+
+@pytest.mark.parametrize("case", WGMMA_DIRECT_CASES,
+                         ids=[f"{c[2]}-M{c[3]}-{c[4]}x{c[5]}-s{c[6]}" for c in WGMMA_DIRECT_CASES])
+def test_direct_wgmma_kernel_on_the_emulation(workdir, monkeypatch, case):
+    """The direct wgmma decode (sm_90a) on the emulation's wgmma (cuda_emu.h emu::wgmma_rs: per-warp m16n8k16
+    products reading the 128-byte-swizzled x tiles through the descriptor's address): the K-warpgroups' interleaved
+    atom columns and their shared-memory sum, warpgroups with unequal position counts, K splits after the in-block
+    sum (ticket end, one reducer: the emulation runs blocks one after another), zero points, fp16, MXFP4, two token
+    tiles."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    desc_s, dtype, short, m, n, k, splits = case
+    monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")   # (the polled end needs its blocks resident together)
+    desc = WeightDesc.parse(desc_s)
+    g = torch.Generator().manual_seed(n * 5 + k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu_wgmma")
+    layer = _layer(qw, dtype)
+    x, y, got_splits = _run(workdir, layer, KernelChoice.parse(short), m, 132, arch="sm_90a")
+    assert got_splits == splits
+    assert not bool(torch.isnan(y).any()), f"{short}: unwritten outputs"
+    ref = reference_gemm(x[:, :k].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc_s} {short} M={m} splits={splits}: rel err {rel:.3e}"
+
+
 def test_moe_expert_entry_on_the_emulation(workdir):
     """The expert-indexed entry (ops/moe_gemm.py): each token tile reads its expert and offsets every weight
     tensor by that expert's strides; padding tiles leave their rows untouched."""

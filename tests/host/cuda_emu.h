@@ -9,8 +9,9 @@
 // thread's WARP, so all 32 lanes of a warp must reach each one -- what a full-mask *_sync call or a warp-collective
 // instruction requires on the GPU too (a kernel that diverges there would deadlock here, not pass silently).
 // Compiled with -DHUMMING_EMULATE, the headers' inline-PTX sites take host branches that call the emu:: versions
-// below (lop3, ldmatrix, mma.sync m16n8k16 at the fragment level, the ticket atomics and fences); device code never
-// sees those branches.  Not modelled: wgmma, TMA, bulk copies, mbarriers, clusters (those kernels stay GPU-only),
+// below (lop3, ldmatrix, mma.sync m16n8k16 at the fragment level, wgmma with register A as per-warp m16n8k16
+// products, the ticket atomics and fences); device code never sees those branches.  Not modelled: the asynchrony of
+// wgmma, TMA, bulk copies, mbarriers, clusters (the kernels using the last four stay GPU-only),
 // memory-ordering subtleties beyond barriers, and blocks that wait for later blocks (split-K plans run with one
 // reducer here).  mma sums are taken in double: results match to the bf16 / fp16 rounding, not bit for bit.
 #pragma once
@@ -185,6 +186,35 @@ template <class T> inline void mma_16816(float (&d)[4], const uint32_t (&a)[4], 
   }
   warp_sync();
   for (int q = 0; q < 4; ++q) d[q] = out[q];
+}
+
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16} with A from registers and B from shared memory (humming/
+// wgmma.cuh), synchronously: warp i of the warpgroup supplies rows 16i..16i+15 of A in the m16n8k16 A-fragment layout
+// and receives those rows of D in the m16n8 accumulator layout repeated over the N / 8 token groups, so each warp's
+// share is N / 8 independent mma.sync m16n8k16 products with the same B -- which is how it is emulated.  B (N tokens x
+// 16 K, K-major) is read from the tile the emulated descriptor names (host address >> 4; wgmma_desc_sw128 under
+// HUMMING_EMULATE): token row n's 128-byte row at start + 128 n, its 16-byte chunks swizzled on the absolute address
+// bits (bits 4-6 ^= bits 7-9) as the hardware does, so a tile off its 1024-byte alignment or a wrong swizzle reads
+// wrong values here too.  The B fragment of mma.sync: b[0] = x[n = g][k = 2t, 2t + 1], b[1] = x[g][2t + 8, 2t + 9].
+// The asynchrony (fence / commit / wait) is not modelled: every wgmma has landed when it returns.
+template <class T, int N, bool kAccumulate>
+inline void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], unsigned long long desc) {
+  const unsigned lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const uintptr_t start = (uintptr_t)(desc << 4);
+  auto word = [&](unsigned n, unsigned kbyte) {
+    uintptr_t addr = start + 128 * n + kbyte;
+    addr ^= ((addr >> 7) & 7) << 4;
+    uint32_t v;
+    memcpy(&v, (const void*)addr, 4);
+    return v;
+  };
+  for (int j = 0; j < N / 8; ++j) {
+    const uint32_t b[2] = {word(8 * j + g, 4 * t), word(8 * j + g, 16 + 4 * t)};
+    float dj[4];
+    for (int q = 0; q < 4; ++q) dj[q] = kAccumulate ? d[4 * j + q] : 0.f;
+    mma_16816<T>(dj, a, b);
+    for (int q = 0; q < 4; ++q) d[4 * j + q] = dj[q];
+  }
 }
 }  // namespace emu
 
