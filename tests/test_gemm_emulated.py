@@ -4,8 +4,9 @@ std::threads per CUDA thread, ldmatrix / mma.sync / lop3 emulated at the fragmen
 No GPU needed: the mma.sync kernels (cp.async mainloop and the direct decode kernel, split-K with the ticket
 reduction, the MoE expert-indexed entries) are checked numerically in CI, not only compiled.  The emulation runs
 blocks one after another, so split-K plans run with one reducer (several reducers wait on each other's tickets);
-wgmma / TMA / bulk-copy / cluster kernels use PTX the emulation does not model and stay GPU-only
-(tests/test_gemm_gpu.py and friends).  The tensor-core sums are emulated in double, so results match the reference to
+the direct wgmma decode runs on the emulation's synchronous wgmma (register A, descriptor B: session 55); the TMA /
+bulk-copy / cluster kernels use PTX the emulation does not model and stay GPU-only (tests/test_gemm_gpu.py and
+friends).  The tensor-core sums are emulated in double, so results match the reference to
 the bf16 / fp16 rounding, not bit for bit with an H200.
 """
 
