@@ -216,6 +216,9 @@ WGMMA_DIRECT_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
     # the plans' own 16-token direct wgmma tiles (no K-warpgroups), split-K with the ticket end
     ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma", 16, 256, 1024, 2),
     ("w:uint3b4,s:g128:bfloat16", torch.bfloat16, "bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma", 12, 256, 768, 3),
+    # the 1-8-token narrow default (DECODE_WGMMA_PAIR) and the 17-32-token direct tile
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt8_wn8_tm1_wk1_ak256_s4_direct_wgmma", 1, 136, 1024, 2),
+    ("w:uint4,s:g128:float16,zp:float", torch.float16, "bt32_wn8_tm1_wk1_ak256_s4_direct_wgmma", 27, 128, 640, 1),
 ]
 
 
