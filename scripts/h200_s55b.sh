@@ -5,13 +5,9 @@
 # sweep of ring depths / K-warpgroup counts / forced splits, then (time left, an H200) the int4 bench of record.
 . scripts/h200_setup.sh
 call_results b
-for v in 0 1 1e; do
-  e=""; [ $v = 1e ] && e="HUMMING_PDL_EARLY_RELEASE=1"
-  env HUMMING_NARROW16_WK=${v%e} $e timeout 60 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
-    --shapes 6144x4096 --no-upstream --no-eager --cold none --json "$R/ab_wk$v.json" >"$R/ab_wk$v.log" 2>&1
-  echo "-- HUMMING_NARROW16_WK=$v"; grep "] ours" "$R/ab_wk$v.log" | sed 's/.*int4-g128 //' | cut -c1-40 | tr '\n' ';'
-  echo; pack
-done
+ab_bench wk0 60 9,16 6144x4096 HUMMING_NARROW16_WK=0
+ab_bench wk1 60 9,16 6144x4096 HUMMING_NARROW16_WK=1
+ab_bench wk1e 60 9,16 6144x4096 HUMMING_NARROW16_WK=1 HUMMING_PDL_EARLY_RELEASE=1
 gpu_test wk 100 tests/test_gemm_direct_gpu.py -k "k_warpgroups"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
 WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s6_direct_wgmma

@@ -4,12 +4,8 @@
 # no split-K end), then the K-warpgroup GPU tests of the rule's tile (fp32 reference, graphs).
 . scripts/h200_setup.sh
 call_results c
-for v in 0 1; do
-  HUMMING_NARROW16_WK=$v timeout 45 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 9,16 \
-    --shapes 6144x4096 --no-upstream --no-eager --cold none --json "$R/ab_wk$v.json" >"$R/ab_wk$v.log" 2>&1
-  echo "-- HUMMING_NARROW16_WK=$v"; grep "] ours" "$R/ab_wk$v.log" | sed 's/.*int4-g128 //' | cut -c1-40 | tr '\n' ';'
-  echo; pack
-done
+ab_bench wk0 45 9,16 6144x4096 HUMMING_NARROW16_WK=0
+ab_bench wk1 45 9,16 6144x4096 HUMMING_NARROW16_WK=1
 gpu_test wk 70 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4 or graph)"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -6 | cut -c1-250
 echo "elapsed ${SECONDS}s"

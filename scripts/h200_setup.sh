@@ -95,9 +95,17 @@ ncu_upstream() {
 # ($AB_ARGS: extra bench options), the "ours" lines printed on one line.
 ab_int4() {
   local name=$1; shift
-  env "$@" timeout 90 python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms 1,16 --no-upstream --no-eager \
-    --cold none ${AB_ARGS:-} >$R/ab_$name.log 2>&1
-  echo "-- $name"; grep "] ours" $R/ab_$name.log | sed 's/.*int4-g128 //' | cut -c1-60 | tr '\n' ';'; echo
+  ab_bench "$name" 90 1,16 "" "$@"
+}
+# ab_bench NAME TIMEOUT MS SHAPES [VAR=VALUE...] (after call_results): the int4 bench without peers at MS tokens on
+# SHAPES (empty: the bench's defaults) under the given environment ($AB_ARGS: extra bench options) into
+# $R/ab_NAME.{json,log}, the "ours" lines printed on one line, the results packed.
+ab_bench() {
+  local name=$1 t=$2 ms=$3 shapes=$4; shift 4
+  env "$@" timeout "$t" python3 -m vllm_humming.bench --formats w4a16-int4-g128 --ms "$ms" ${shapes:+--shapes "$shapes"} \
+    --no-upstream --no-eager --cold none ${AB_ARGS:-} --json "$R/ab_$name.json" >"$R/ab_$name.log" 2>&1
+  echo "-- $name $*"; grep "] ours" "$R/ab_$name.log" | sed 's/.*int4-g128 //' | cut -c1-60 | tr '\n' ';'; echo
+  pack
 }
 # act_quant_ab CFG... (after call_results): per HUMMING_DEBUG_ACT_QUANT launch shape, the quantizer alone
 # (scripts/exp_act_quant.py) and the W4A8 int4 / W8A8 int8 layers at M = 1 / 16 without peers (session 34).

@@ -270,10 +270,17 @@ class KernelChoice:
         x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2
         stage = w + x + s + (s if zero else 0)
-        red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
+        red = self.reduce_scratch_bytes
         if self.bulk:
             return stage * self.stages + red + 2 * self.stages * 8 + 16
         return max(stage * self.stages, red)
+
+    @property
+    def reduce_scratch_bytes(self) -> int:
+        """Shared memory the K-warps park their fp32 accumulators in for the intra-block K sum: warps_k - 1 copies of
+        every math warp's tiles_m x bt / 8 x 4 floats (GemmConfig::kSmemReduce, DirectSmem's off_red region,
+        DirectWgmmaSmem::kRedBytes)."""
+        return (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
 
     def prefetch_position_bytes(self, bits: int) -> int:
         """Bytes of one position of the shared-memory weight prefetch: one atom of every tile of every warp of the
@@ -319,13 +326,13 @@ class KernelChoice:
             # the region; then (a prefetch budget) the weight prefetch region, 16-byte aligned; + 1 KB to align the base
             tile = self.bt * (self.block_n + 4) * 4
             if self.warps_k > 1:   # K-warpgroups: their reduction scratch after the tile (DirectWgmmaSmem::kOffRed)
-                tile = -(-tile // 16) * 16 + (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 16
+                tile = -(-tile // 16) * 16 + self.reduce_scratch_bytes
             used = max(cols * self.bt * 2 + groups * self.block_n * 2 * (2 if zero else 1), tile)
             pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
             if pf:
                 used = -(-used // 16) * 16 + pf * self.prefetch_position_bytes(bits)
             return used + 1024
-        red = (self.warps_k - 1) * self.warps_n * 32 * self.tiles_m * (self.bt // 8) * 4 * 4
+        red = self.reduce_scratch_bytes
         # window sums and the windows' x scales (fp16 staging of bf16 x), both fp32 [windows][bt]
         used = rows * (cols + 8) * 2 + groups * self.block_n * 2 * (2 if zero else 1) + 2 * windows * self.bt * 4 + red
         pf = self.direct_prefetch_atoms(atoms_per_split, bits, group)
