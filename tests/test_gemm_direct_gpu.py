@@ -166,6 +166,49 @@ def test_direct_wgmma_k_warpgroups_graph_and_poll(monkeypatch):
         assert ((y.float() - ref).norm() / ref.norm()).item() < 1.2e-2
 
 
+# Staged wgmma K-warpgroups (session 56): the cp.async / TMA-x wgmma kernel (gemm_wna16.cuh) with two warpgroup rows,
+# each taking one atom of every two-atom stage, summed in shared memory before the split-K end.  (The file holds the
+# decode kernels' K-warp tests; these tiles serve 33-64+ tokens.)
+STAGED_WGMMA_WK = [KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma"),
+                   KernelChoice.parse("bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma"),
+                   KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_wgmma"),
+                   KernelChoice.parse("bt128_wn4_tm1_wk2_ak2_s3_tma_wgmma")]
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+@pytest.mark.parametrize("choice", STAGED_WGMMA_WK, ids=lambda c: c.short())
+@pytest.mark.parametrize("m", [17, 64, 257])
+@pytest.mark.parametrize("splits", [1, 3])
+def test_staged_wgmma_k_warpgroups(choice, m, splits, monkeypatch):
+    """Against the fp32 reference, NaN-poisoned outputs, bit-identical repeats: a last stage whose second atom is past
+    K (K = 4160: 65 atoms; 1088: 17 -- warpgroup row 1 consumes a zero-filled atom there), odd N, one and three K
+    splits, zero points and fp16, MXFP4, several token tiles (M = 257)."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(6144, 4096), (1000, 4160), (200, 1088)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice, splits=splits, monkeypatch=monkeypatch)
+    _run("w:uint4,s:g64:float16,zp:int", 1000, 2048 + 64, m, choice, dtype=torch.float16, splits=splits,
+         monkeypatch=monkeypatch)
+    _run("w:float4_e2m1,s:g32:float8_e8m0fnu", 520, 3072, m, choice, splits=splits, monkeypatch=monkeypatch)
+
+
+@pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
+def test_staged_wgmma_k_warpgroups_graph(monkeypatch):
+    """One and two splits (no workspace / the ticket end after the in-block sum): CUDA-graph replays equal the eager
+    call bit for bit."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    desc = WeightDesc.parse("w:uint4b8,s:g128:bfloat16")
+    qw = quantize_weight(torch.randn(6144, 4096, device="cuda") * 0.05, desc, name="graph_staged_wk")
+    for splits in ("1", "2"):
+        monkeypatch.setenv("HUMMING_DEBUG_SPLITS", splits)
+        layer = GemmLayer(qw, None, torch.bfloat16, choices={m_bucket(64): STAGED_WGMMA_WK[0]})
+        x = torch.randn(64, 4096, device="cuda", dtype=torch.bfloat16)
+        _assert_graph_replays_match_eager(layer, x)
+        ref = reference_gemm(x.float(), qw)
+        y = layer(x)
+        assert layer.plan_info[64]["splits"] == int(splits), layer.plan_info[64]
+        assert ((y.float() - ref).norm() / ref.norm()).item() < 1.2e-2
+
+
 @pytest.mark.parametrize("stages", [2, 3, 5, 6])
 @pytest.mark.parametrize("desc", ["w:uint4b8,s:g128:bfloat16", "w:uint4,s:g256:bfloat16,zp:int"])
 def test_direct_ring_depth_vs_unit(stages, desc):

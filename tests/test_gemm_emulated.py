@@ -247,6 +247,41 @@ def test_direct_wgmma_kernel_on_the_emulation(workdir, monkeypatch, case):
     assert rel < 1.2e-2, f"{desc_s} {short} M={m} splits={splits}: rel err {rel:.3e}"
 
 
+STAGED_WGMMA_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
+    # session 56's staged K-warpgroups (warpgroup row wk takes atom wk of every two-atom stage): odd stage counts,
+    # a K tail inside the last stage, split-K after the in-block sum, zero points, fp16, two warpgroups along N
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt64_wn4_tm1_wk2_ak2_s4_wgmma", 64, 128, 1088, 1),
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt64_wn4_tm1_wk2_ak2_s4_wgmma", 37, 200, 2048, 3),
+    ("w:uint4,s:g64:float16,zp:int", torch.float16, "bt64_wn8_tm1_wk2_ak2_s4_wgmma", 17, 256, 960, 1),
+    ("w:uint3b4,s:g128:bfloat16", torch.bfloat16, "bt32_wn4_tm1_wk2_ak2_s3_wgmma", 20, 64, 1536, 2),
+    # the plans' own staged tile without K-warpgroups (cp.async x here; the plans' TMA x is GPU-only)
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt64_wn8_tm1_wk1_ak2_s4_wgmma", 64, 256, 1024, 2),
+]
+
+
+@pytest.mark.parametrize("case", STAGED_WGMMA_CASES,
+                         ids=[f"{c[2]}-M{c[3]}-{c[4]}x{c[5]}-s{c[6]}" for c in STAGED_WGMMA_CASES])
+def test_staged_wgmma_kernel_on_the_emulation(workdir, monkeypatch, case):
+    """The cp.async wgmma kernel (gemm_wna16.cuh, sm_90a) on the emulation's wgmma: the staged K-warpgroups (each
+    warpgroup row consumes one atom of every stage into its own accumulators, summed in shared memory before the
+    split-K end) against the fp32 reference, NaN-poisoned outputs."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    desc_s, dtype, short, m, n, k, splits = case
+    monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")
+    desc = WeightDesc.parse(desc_s)
+    g = torch.Generator().manual_seed(n * 3 + k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu_staged_wgmma")
+    layer = _layer(qw, dtype)
+    x, y, got_splits = _run(workdir, layer, KernelChoice.parse(short), m, 132, arch="sm_90a")
+    assert got_splits == splits
+    assert not bool(torch.isnan(y).any()), f"{short}: unwritten outputs"
+    ref = reference_gemm(x[:, :k].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc_s} {short} M={m} splits={splits}: rel err {rel:.3e}"
+
+
 def test_moe_expert_entry_on_the_emulation(workdir):
     """The expert-indexed entry (ops/moe_gemm.py): each token tile reads its expert and offsets every weight
     tensor by that expert's strides; padding tiles leave their rows untouched."""

@@ -116,12 +116,17 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.mma must be one of {MMAS}, got {self.mma!r}")
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
-        if self.wgmma and ((self.warps_k != 1 and not self.direct) or self.warps_n % 4
+        # (staged K-warpgroups, session 56: the cp.async wgmma kernel with warps_k == atoms_k == 2, split-K grids with
+        # the workspace end -- each warpgroup row takes one atom of every stage, Wna16Math::stage)
+        kwg_staged = (self.pipeline == "cp_async" and self.warps_k == 2 and self.atoms_k == 2 and not self.stream_k
+                      and not self.cluster)
+        if self.wgmma and ((self.warps_k != 1 and not self.direct and not kwg_staged) or self.warps_n % 4
                            or (self.pipeline == "bulk" and self.atoms_k != 1
                                and not (self.tma_x and self.atoms_k in (2, 4)))
                            or (self.pipeline == "cp_async" and self.atoms_k not in (1, 2))):
             raise ValueError("KernelChoice: wgmma runs with whole warpgroups (warps_n a multiple of 4), warps_k == 1 "
-                             "(K-warpgroups: the direct pipeline only) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) "
+                             "(K-warpgroups: the direct pipeline, or cp_async split-K grids with warps_k == atoms_k == "
+                             "2) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) "
                              f"or 1..2 (cp_async); got {self.short()}")
         if self.wgmma and self.direct and self.warps_k > 1 and (self.pf or self.cluster or self.warps_k not in (2, 4)):
             # (the kernel's config carries warps_k as its atoms per stage, which wgmma holds to 1, 2 or 4)
@@ -265,7 +270,9 @@ class KernelChoice:
                 return stage * self.stages + 2 * self.stages * 8 + 16 + 1024
             epilogue_tile = self.bt * (self.block_n + 4) * 4     # fp32 output tile staged for the epilogue
             # (tma_x: one mbarrier and one 32-bit release counter per ring slot after the ring)
-            return max(stage * self.stages, epilogue_tile) + (12 * self.stages if self.tma_x else 0) + 1024
+            # (K-warpgroups: their K sum's scratch overlays the ring too, CpAsyncSmem::kRingOnly)
+            ring = max(stage * self.stages, self.reduce_scratch_bytes, epilogue_tile)
+            return ring + (12 * self.stages if self.tma_x else 0) + 1024
         w = self.atoms_k * (self.block_n // 16) * 32 * bits * 4
         x = self.bt * (self.block_k + (8 if self.bulk else 0)) * 2   # padded rows, not a swizzle
         s = groups_per_stage * self.block_n * 2

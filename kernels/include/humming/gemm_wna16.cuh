@@ -647,7 +647,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   // 28.7 / 114.2 / 52.7 vs 31.1 / 123.8 / 56.3) and the 64-token ones tie: they keep the block barrier.
   // Experiment switches (HUMMING_DEBUG_DEFINES): HUMMING_WG_DECOUPLED decouples every eligible tile,
   // HUMMING_WG_COUPLED none.
-  constexpr bool kDecouplable = kTmaX && Cfg::kWgmma && !kStreamK && kCluster == 0 && Cfg::kWarpsN >= 8;
+  constexpr bool kDecouplable = kTmaX && Cfg::kWgmma && !kStreamK && kCluster == 0 && Cfg::kWarpsN >= 8 &&
+                                Cfg::kWarpsK == 1;
 #if defined(HUMMING_WG_COUPLED)
   constexpr bool kDecoupled = false;
 #elif defined(HUMMING_WG_DECOUPLED)
@@ -954,6 +955,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   };
 
   static_assert(kCluster == 0 || !kStreamK, "stream-K grids are persistent: no clusters");
+  static_assert(!(Cfg::kWgmma && Cfg::kWarpsK > 1) || (!kStreamK && kCluster == 0),
+                "staged wgmma K-warpgroups: split-K grids with the workspace end (the host never asks for more)");
   if constexpr (!kStreamK) {
     // ------------------------------------------------------------------------------------ split-K: one segment
     // kRowTiles: the 256-token tiles, the kernels a layer's plan may launch as whole waves + a split tail (host:
@@ -968,6 +971,8 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
     // every weight byte of this block is read: the next PDL launch may start prefetching its own
     if (!release_early) grid_dependents_launch();
     math.reduce_k(reinterpret_cast<float*>(smem), [] { __syncthreads(); });
+    // wgmma K-warpgroups: the epilogue stages its fp32 tile over the region the K sum just read
+    if constexpr (Cfg::kWgmma && Cfg::kWarpsK > 1) __syncthreads();
     if constexpr (kCluster != 0) {
       static_assert(Cfg::kWgmma, "cluster-reduced cp.async grids: wgmma tiles (their ring holds the fp32 tile)");
       cluster_splitk_epilogue<Cfg, kCluster>(math, y, chscale, tscale, bias, M, N, m0, n_atom0 * 16,

@@ -90,8 +90,8 @@ struct GemmConfig {
   static_assert(kWgmma || kBT <= 128, "mma.sync kernels take at most 128 tokens per block");
   static_assert(!kWgmma || (kBT == 8 || kBT == 16 || kBT == 32 || kBT == 64 || kBT == 128 || kBT == 256),
                 "wgmma token tiles: 8, 16, 32, 64, 128 or 256 (the n of m64nNk16; wgmma.cuh spells out these)");
-  // (K-warpgroups, kWarpsK > 1, exist in the direct wgmma decode only -- it calls atom() per atom column; the staged
-  // wgmma kernels' stage() asserts kWarpsK == 1)
+  // (K-warpgroups, kWarpsK > 1: the direct wgmma decode calls atom() per atom column; the staged cp.async wgmma
+  // kernel gives each warpgroup row one atom of every stage, kAtomsK == kWarpsK -- Wna16Math::stage)
   static_assert(!kWgmma || kWarpsN % 4 == 0, "wgmma: whole warpgroups along N");
   static_assert(!kWgmma || kAtomsK == 1 || kAtomsK == 2 || kAtomsK == 4,
                 "wgmma: one, two or four 64-column atoms per stage (four: the bulk kernel with a TMA x tile only), "
@@ -265,9 +265,12 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     acc[0][0][0] += __uint_as_float(sw[lane]);   // experiments only: time the pipeline without the math
     return;
 #endif
-    static_assert(!Cfg::kWgmma || Cfg::kWarpsK == 1, "staged wgmma kernels: no K-warps (the direct decode's "
-                  "K-warpgroups consume atoms through atom())");
-    if constexpr (Cfg::kWgmma && Cfg::kAtomsK > 1) {
+    // Staged wgmma K-warpgroups (session 56): warpgroup row wk takes atom wk of every stage, so per warpgroup a stage
+    // is one atom and the callers' stage-parity fragment buffer (kBuf) and one-group-in-flight wait hold as they do
+    // for one-atom stages.
+    static_assert(!Cfg::kWgmma || Cfg::kWarpsK == 1 || Cfg::kAtomsK == Cfg::kWarpsK,
+                  "staged wgmma K-warpgroups: one atom of each stage per warpgroup row (kAtomsK == kWarpsK)");
+    if constexpr (Cfg::kWgmma && Cfg::kAtomsK > 1 && Cfg::kWarpsK == 1) {
       // Two or four atoms per stage (kWarpsK == 1 under wgmma): atom a dequantizes into fragment buffer a % 2, which
       // the group two atoms back read (atom a - 2, or the previous stage's atom a + kAtomsK - 2).  The callers'
       // stage-level wait leaves at most one group (the previous stage's last atom, buffer 1) running, so atom 0 may
