@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# Session 56's call: session 55's K-warpgroup decode (HUMMING_NARROW16_WK A/B on 6144x4096 at 9 / 16 tokens), the
-# staged wgmma K-warpgroups (session 56: the TMA-x wgmma kernel with two warpgroup rows, one atom of each stage
-# each -- for 64 tokens on the narrow layers without a cross-block split-K sum) -- their GPU tests and sweeps --, then
-# (time left, an H200) the int4 bench of record.
+# Session 56's call.  Two opt-in K-warpgroup rules, each A/B'd with the bench (2 % to win):
+#   HUMMING_NARROW16_WK (session 55: the direct wgmma decode with four K-warpgroups, 6144x4096 at 9 / 16 tokens),
+#   HUMMING_NARROW64_WK (session 56: the staged TMA-x wgmma kernel with two K-warpgroups, narrow layers at 48 / 64);
+# their GPU tests; on an H200 the int4 bench of record under the winners (a rule whose GPU tests fail stays off);
+# then, time left, sweeps of K-warpgroup tiles and split counts.
 . scripts/h200_setup.sh
 call_results a
-ab_bench wk0 60 9,16 6144x4096 HUMMING_NARROW16_WK=0
-ab_bench wk1 60 9,16 6144x4096 HUMMING_NARROW16_WK=1
+ab_bench n16wk0 60 9,16 6144x4096 HUMMING_NARROW16_WK=0
+ab_bench n16wk1 60 9,16 6144x4096 HUMMING_NARROW16_WK=1
+ab_bench n64wk0 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=0
+ab_bench n64wk1 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=1
 gpu_test wk 150 tests/test_gemm_direct_gpu.py -k "k_warpgroups"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
+W16=$(python3 scripts/pick_switch.py 0.02 off="$R/ab_n16wk0.json" on="$R/ab_n16wk1.json" 2>"$R/ab_pick16.txt")
+W64=$(python3 scripts/pick_switch.py 0.02 off="$R/ab_n64wk0.json" on="$R/ab_n64wk1.json" 2>"$R/ab_pick64.txt")
+cat "$R/ab_pick16.txt" "$R/ab_pick64.txt"
+grep -q "direct_wgmma_k_warpgroups.*FAILED\|FAILED.*direct_wgmma_k_warpgroups" "$R/gpu_wk.log" && W16=off
+grep -q "FAILED.*staged_wgmma_k_warpgroups" "$R/gpu_wk.log" && W64=off
+echo "winners: NARROW16_WK=$W16 NARROW64_WK=$W64" | tee "$R/winners.txt"; pack
+echo "elapsed ${SECONDS}s"
+if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 330 ]; then
+  export HUMMING_NARROW16_WK=$([ "$W16" = on ] && echo 1 || echo 0) HUMMING_NARROW64_WK=$([ "$W64" = on ] && echo 1 || echo 0)
+  int4_record 200
+  unset HUMMING_NARROW16_WK HUMMING_NARROW64_WK
+fi
 M64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma,bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma,bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma
-M64=$M64,bt64_wn4_tm1_wk2_ak2_s6_tma_wgmma,bt64_wn4_tm2_wk2_ak2_s4_tma_wgmma,bt128_wn4_tm1_wk2_ak2_s3_tma_wgmma
-SWEEP_TIMEOUT=100 sweep_case m64_wk "$I4" 64 6144x4096,4096x14336 "$M64" --splits 1,2
+M64=$M64,bt64_wn4_tm1_wk2_ak2_s6_tma_wgmma,bt128_wn4_tm1_wk2_ak2_s3_tma_wgmma
+[ $SECONDS -lt 450 ] && SWEEP_TIMEOUT=90 sweep_case m64_wk "$I4" 64 6144x4096,4096x14336 "$M64" --splits 1,2
 WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s6_direct_wgmma
 WK=$WK,bt16_wn4_tm1_wk4_ak256_s8_direct_wgmma,bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma
-SWEEP_TIMEOUT=80 sweep_case wk_narrow16 "$I4" 16 6144x4096 "$WK" --splits 1,2
+[ $SECONDS -lt 500 ] && SWEEP_TIMEOUT=70 sweep_case wk_narrow16 "$I4" 16 6144x4096 "$WK" --splits 1,2
 echo "elapsed ${SECONDS}s"
-if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 330 ]; then int4_record 200; fi
