@@ -65,9 +65,16 @@ def test_wgmma_choices():
     assert KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma").bt == 256
     for bad in (dict(bt=64, warps_n=8, tiles_m=1, warps_k=1, atoms_k=4, stages=4),     # four atoms per stage
                 dict(bt=64, warps_n=6, tiles_m=1, warps_k=1, atoms_k=1, stages=4),     # not whole warpgroups
-                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4)):    # K-warps
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=4, stages=4),     # K-warps over 4 atoms
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4, stream_k=True),
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4, cluster=2),
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4, pipeline="bulk")):
         with pytest.raises(ValueError, match="wgmma"):
             KernelChoice(**bad, mma="wgmma")
+    # the staged K-warpgroups (session 56): split-K cp.async grids, one atom of each two-atom stage per warpgroup row
+    kwg = KernelChoice(64, 4, 1, 2, 2, 4, mma="wgmma", tma_x=True)
+    assert kwg.short() == "bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma" and KernelChoice.parse(kwg.short()) == kwg
+    assert kwg.threads == 256 and kwg.reduce_scratch_bytes == 4 * 32 * 8 * 16
     with pytest.raises(ValueError, match="bt"):
         KernelChoice(256, 8, 1, 1, 1, 3)            # 256-token tiles are wgmma-only
     with pytest.raises(ValueError, match="mma"):
@@ -921,6 +928,42 @@ def test_narrow16_wk_rule(monkeypatch):
     monkeypatch.setenv("HUMMING_NARROW16_WK", "2")
     with pytest.raises(ValueError, match="HUMMING_NARROW16_WK"):
         choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132)
+
+
+def test_narrow64_wk_rule(monkeypatch):
+    """Session 56 (HUMMING_NARROW64_WK, default off): narrow layers of <= 4-bit codes (not NVFP4) at 33-64 tokens take
+    the 64-row staged wgmma tile with two K-warpgroups, planned with fewer K splits than the default's; wide layers,
+    8-bit codes, NVFP4 and other token counts keep their choices, and with the switch unset nothing changes.  CI's
+    compile matrix holds both opt-in K-warpgroup tiles."""
+    from vllm_humming.ops.plan import KernelFit, plan_launches
+    from vllm_humming.tuning.heuristics import NARROW16_WK_CHOICE, NARROW64_WK_CHOICE, all_choices
+    wk = NARROW64_WK_CHOICE
+    assert wk.short() == "bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma" and wk.threads == 256
+    default = choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
+    assert default.short() == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"
+    monkeypatch.setenv("HUMMING_NARROW64_WK", "1")
+    for m in (33, 48, 64):
+        assert choose_kernel("sm_90a", m, 4, 128, k=4096, n=6144, sms=132) == wk
+        assert choose_kernel("sm_90a", m, 4, 128, k=14336, n=4096, sms=132) == wk
+        assert choose_kernel("sm_90a", m, 3, 128, k=4096, n=6144, sms=132) == wk
+        assert choose_kernel("sm_90a", m, 4, 32, k=4096, n=6144, sms=132, float_family=True) == wk   # MXFP4
+    assert choose_kernel("sm_90a", 32, 4, 128, k=4096, n=6144, sms=132) != wk       # the decode buckets
+    assert choose_kernel("sm_90a", 65, 4, 128, k=4096, n=6144, sms=132) != wk
+    assert choose_kernel("sm_90a", 64, 4, 128, k=4096, n=28672, sms=132) != wk      # wide
+    assert choose_kernel("sm_90a", 64, 8, 0, k=4096, n=6144, sms=132) != wk         # int8
+    assert choose_kernel("sm_90a", 64, 4, 16, k=4096, n=6144, sms=132, float_family=True) != wk   # NVFP4
+    assert choose_kernel("sm_80", 64, 4, 128, k=4096, n=6144, sms=108) != wk        # no wgmma
+    info = arch_info("sm_90a", 132)
+    fit = KernelFit(wk, wk.smem_bytes(4, 1, False, 128), 95, 2, 2)                  # (ptxas: 95 registers)
+    lp = plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit)
+    assert lp.launches[0].grid == (1, 96, 2), lp.launches[0]                          # the default: (1, 48, 5)
+    monkeypatch.setenv("HUMMING_NARROW64_WK", "yes")
+    with pytest.raises(ValueError, match="HUMMING_NARROW64_WK"):
+        choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
+    monkeypatch.delenv("HUMMING_NARROW64_WK")
+    int4 = all_choices("sm_90a", 4, 128, 0)
+    assert NARROW64_WK_CHOICE in int4 and NARROW16_WK_CHOICE in int4
+    assert NARROW16_WK_CHOICE not in all_choices("sm_90a", 8, 0, 0)
 
 
 def test_wide_decode_blocks_balance_the_sms():

@@ -1692,4 +1692,10 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
     if arch == "sm_90a" and any(wgmma_prefetch_serves(bits, group, fam) for fam in fams):
         # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
         seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
+    if arch == "sm_90a":
+        # the opt-in K-warpgroup rules' tiles (HUMMING_NARROW16_WK: int3 / int4; HUMMING_NARROW64_WK: <= 4-bit codes)
+        opt_in = ([NARROW16_WK_CHOICE] if bits in (3, 4) and not float_family else []) + \
+            ([NARROW64_WK_CHOICE] if bits <= 4 else [])
+        seen += [c for c in opt_in if c not in seen and _fits(c, info, bits, groups_per_stage(group, c.block_k), zero,
+                                                               group)]
     return seen
