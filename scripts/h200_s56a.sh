@@ -31,3 +31,6 @@ WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma
 WK=$WK,bt16_wn4_tm1_wk4_ak256_s8_direct_wgmma,bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma
 [ $SECONDS -lt 500 ] && SWEEP_TIMEOUT=70 sweep_case wk_narrow16 "$I4" 16 6144x4096 "$WK" --splits 1,2
 echo "elapsed ${SECONDS}s"
+LONG=bt16_wn8_tm2_wk1_ak256_s2_direct_wgmma,bt16_wn8_tm1_wk2_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma
+[ $SECONDS -lt 520 ] && SWEEP_TIMEOUT=50 sweep_case wk_long16 "$I4" 16 4096x14336 "$LONG" --splits 4
+echo "elapsed ${SECONDS}s"

@@ -630,7 +630,7 @@ def test_direct_wgmma_k_warpgroups_choice():
     assert choose_direct_splits(c, 6144, 4096, 16, arch_info("sm_90a", 132), 1, 128, False) == (1, 64)
     for bad in ("bt16_wn4_tm1_wk3_ak255_s4_direct_wgmma", "bt16_wn4_tm1_wk8_ak256_s4_direct_wgmma",
                 "bt16_wn4_tm1_wk2_ak256_s4_pf64_direct_wgmma", "bt16_wn4_tm1_wk2_ak256_s4_c2_direct_wgmma",
-                "bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma", "bt16_wn4_tm2_wk2_ak2_s4_tma_bulk_wgmma"):
+                "bt64_wn4_tm1_wk2_ak2_s4_sk_tma_wgmma", "bt16_wn4_tm2_wk2_ak2_s4_tma_bulk_wgmma"):
         with pytest.raises(ValueError, match="warps_k|K-warp"):
             KernelChoice.parse(bad)
 
