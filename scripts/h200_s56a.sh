@@ -25,7 +25,7 @@ if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 330 ]; then
   unset HUMMING_NARROW16_WK HUMMING_NARROW64_WK
 fi
 M64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma,bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma,bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma
-M64=$M64,bt64_wn4_tm1_wk2_ak2_s6_tma_wgmma,bt128_wn4_tm1_wk2_ak2_s3_tma_wgmma
+M64=$M64,bt64_wn4_tm1_wk2_ak2_s6_tma_wgmma,bt64_wn4_tm2_wk2_ak2_s4_tma_wgmma
 [ $SECONDS -lt 450 ] && SWEEP_TIMEOUT=90 sweep_case m64_wk "$I4" 64 6144x4096,4096x14336 "$M64" --splits 1,2
 WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s6_direct_wgmma
 WK=$WK,bt16_wn4_tm1_wk4_ak256_s8_direct_wgmma,bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma
