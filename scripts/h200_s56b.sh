@@ -5,6 +5,7 @@
 call_results b
 ab_bench n64wk0 50 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=0
 ab_bench n64wk1 50 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=1
+ab_bench n64wk2 50 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=2
 ab_bench n16wk0 45 9,16 6144x4096 HUMMING_NARROW16_WK=0
 ab_bench n16wk1 45 9,16 6144x4096 HUMMING_NARROW16_WK=1
 gpu_test wk 120 tests/test_gemm_direct_gpu.py -k "k_warpgroups and not graph"

@@ -932,7 +932,7 @@ def test_narrow16_wk_rule(monkeypatch):
 
 def test_narrow64_wk_rule(monkeypatch):
     """Session 56 (HUMMING_NARROW64_WK, default off): narrow layers of <= 4-bit codes (not NVFP4) at 33-64 tokens take
-    the 64-row staged wgmma tile with two K-warpgroups, planned with fewer K splits than the default's; wide layers,
+    a staged wgmma tile with two K-warpgroups (1: 64 rows, 2: 128 rows), planned with fewer K splits than the default's; wide layers,
     8-bit codes, NVFP4 and other token counts keep their choices, and with the switch unset nothing changes.  CI's
     compile matrix holds both opt-in K-warpgroup tiles."""
     from vllm_humming.ops.plan import KernelFit, plan_launches
@@ -957,12 +957,19 @@ def test_narrow64_wk_rule(monkeypatch):
     fit = KernelFit(wk, wk.smem_bytes(4, 1, False, 128), 95, 2, 2)                  # (ptxas: 95 registers)
     lp = plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit)
     assert lp.launches[0].grid == (1, 96, 2), lp.launches[0]                          # the default: (1, 48, 5)
+    # 2: 128-row tiles of 512 threads (one block per SM by registers): the default's rows, half its splits or fewer
+    monkeypatch.setenv("HUMMING_NARROW64_WK", "2")
+    wk128 = choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
+    assert wk128.short() == "bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma" and wk128.threads == 512
+    fit = KernelFit(wk128, wk128.smem_bytes(4, 1, False, 128), 101, 1, 1)
+    assert plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 48, 2)
+    assert plan_launches(64, 4096, 14336, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 32, 4)
     monkeypatch.setenv("HUMMING_NARROW64_WK", "yes")
     with pytest.raises(ValueError, match="HUMMING_NARROW64_WK"):
         choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
     monkeypatch.delenv("HUMMING_NARROW64_WK")
     int4 = all_choices("sm_90a", 4, 128, 0)
-    assert NARROW64_WK_CHOICE in int4 and NARROW16_WK_CHOICE in int4
+    assert NARROW64_WK_CHOICE in int4 and NARROW16_WK_CHOICE in int4 and wk128 in int4
     assert NARROW16_WK_CHOICE not in all_choices("sm_90a", 8, 0, 0)
 
 

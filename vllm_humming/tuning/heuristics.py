@@ -1119,20 +1119,25 @@ def narrow16_wk(bits: int, n: int, k: int, sms: int) -> bool:
     return bits in (3, 4) and 0 < k <= 4096 and 10 * tiles >= 6 * sms and tiles <= sms
 
 
-# Narrow layers (N < WIDE_N) of <= 4-bit integer codes or MXFP4 at 33-64 tokens: 64-row tiles with two K-warpgroups
-# (the staged wgmma kernel's warps_k, session 56: each warpgroup row takes one atom of every two-atom stage, the two
-# summed in shared memory), so a layer needs half the K splits -- and half the cross-block split-K end, which session
-# 53 measured at 4.6 / 4.0 us of 6144x4096 / 4096x14336's 14.9 / 21.6 at 64 tokens (H100) -- or none.
-# HUMMING_NARROW64_WK=1 / 0: on / off (default off until measured).
-NARROW64_WK_CHOICE = KernelChoice(64, 4, 1, 2, 2, 4, mma="wgmma", tma_x=True)
+# Narrow layers (N < WIDE_N) of <= 4-bit integer codes or MXFP4 at 33-64 tokens: tiles with two K-warpgroups (the
+# staged wgmma kernel's warps_k, session 56: each warpgroup row takes one atom of every two-atom stage, the two summed
+# in shared memory), so a layer needs half the K splits -- and half the cross-block split-K end, which session 53
+# measured at 4.6 / 4.0 us of 6144x4096 / 4096x14336's 14.9 / 21.6 at 64 tokens (H100).  HUMMING_NARROW64_WK=1: 64-row
+# tiles of 256 threads (twice the blocks per weight row, so twice the x tiles read from L2); 2: 128-row tiles of 512
+# threads (the default's x traffic, half its splits); 0 / unset: off (default until measured).
+NARROW64_WK_CHOICES = {1: KernelChoice(64, 4, 1, 2, 2, 4, mma="wgmma", tma_x=True),
+                       2: KernelChoice(64, 8, 1, 2, 2, 4, mma="wgmma", tma_x=True)}
+NARROW64_WK_CHOICE = NARROW64_WK_CHOICES[1]
 
 
-def narrow64_wk(bits: int, n: int, group: int, float_family: bool) -> bool:
-    """Whether the staged K-warpgroup rule above holds for a narrow layer with N rows (0: any) of `bits`-bit codes."""
-    if not env_switch("HUMMING_NARROW64_WK", False):
-        return False
+def narrow64_wk(bits: int, n: int, group: int, float_family: bool) -> Optional[KernelChoice]:
+    """The staged K-warpgroup tile of the rule above for a narrow layer with N rows (0: any) of `bits`-bit codes, or
+    None where the rule does not hold or is off."""
+    mode = env_int("HUMMING_NARROW64_WK", 0, 0, 2)
     nvfp4 = float_family and bits == 4 and group == 16
-    return bits <= 4 and not nvfp4 and 0 < n < WIDE_N
+    if not mode or bits > 4 or nvfp4 or not 0 < n < WIDE_N:
+        return None
+    return NARROW64_WK_CHOICES[mode]
 
 
 def narrow16_polled(bits: int, k: int) -> bool:
@@ -1387,8 +1392,9 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                     # for the 256-row tile below, 6144x4096 14.2 / 15.8 vs 14.5 / 16.7 for two-atom stages;
                     # 4096x14336 keeps the two-atom tile (21.9 / 22.5 vs 23.8 / 24.6)
                     cands.append(KernelChoice(64, 8, 1, 1, 2 if n >= WIDE_N else 1, 4, mma="wgmma", tma_x=True))
-                if narrow64_wk(bits, n, group, float_family):
-                    cands.append(NARROW64_WK_CHOICE)
+                kwg = narrow64_wk(bits, n, group, float_family)
+                if kwg is not None:
+                    cands.append(kwg)
                 # codes of <= 4 bits: two atoms per stage (session 15 for int4, session 16 for int3 / MXFP4, below)
                 two_atoms = bits <= 4
                 if n >= WIDE_N:
@@ -1695,7 +1701,7 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
     if arch == "sm_90a":
         # the opt-in K-warpgroup rules' tiles (HUMMING_NARROW16_WK: int3 / int4; HUMMING_NARROW64_WK: <= 4-bit codes)
         opt_in = ([NARROW16_WK_CHOICE] if bits in (3, 4) and not float_family else []) + \
-            ([NARROW64_WK_CHOICE] if bits <= 4 else [])
+            (list(NARROW64_WK_CHOICES.values()) if bits <= 4 else [])
         seen += [c for c in opt_in if c not in seen and _fits(c, info, bits, groups_per_stage(group, c.block_k), zero,
                                                                group)]
     return seen
