@@ -12,7 +12,7 @@ ab_bench n16wk1 60 9,16 6144x4096 HUMMING_NARROW16_WK=1
 ab_bench n64wk0 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=0
 ab_bench n64wk1 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=1
 ab_bench n64wk2 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=2
-gpu_test wk 120 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4_ak256_s4 or tma or graph)"
+gpu_test wk 130 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4_ak256_s4 or tma or graph)"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
 W16=$(python3 scripts/pick_switch.py 0.02 off="$R/ab_n16wk0.json" on="$R/ab_n16wk1.json" 2>"$R/ab_pick16.txt")
 W64=$(python3 scripts/pick_switch.py 0.02 0="$R/ab_n64wk0.json" 1="$R/ab_n64wk1.json" 2="$R/ab_n64wk2.json" 2>"$R/ab_pick64.txt")
@@ -27,7 +27,8 @@ if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 370 ]; then
   unset HUMMING_NARROW16_WK HUMMING_NARROW64_WK
 fi
 M64=bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma,bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma,bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma
-M64=$M64,bt64_wn4_tm1_wk2_ak2_s6_tma_wgmma,bt64_wn4_tm2_wk2_ak2_s4_tma_wgmma
+M64=$M64,bt64_wn4_tm1_wk2_ak2_s6_tma_wgmma,bt64_wn4_tm2_wk2_ak2_s4_tma_wgmma,bt64_wn4_tm1_wk2_ak4_s3_tma_wgmma
+M64=$M64,bt64_wn4_tm1_wk4_ak4_s3_tma_wgmma
 [ $SECONDS -lt 450 ] && SWEEP_TIMEOUT=90 sweep_case m64_wk "$I4" 64 6144x4096,4096x14336 "$M64" --splits 1,2
 WK=bt16_wn8_tm1_wk1_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma,bt16_wn4_tm1_wk4_ak256_s6_direct_wgmma
 WK=$WK,bt16_wn4_tm1_wk4_ak256_s8_direct_wgmma,bt16_wn4_tm1_wk2_ak256_s6_direct_wgmma

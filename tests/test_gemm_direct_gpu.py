@@ -166,13 +166,16 @@ def test_direct_wgmma_k_warpgroups_graph_and_poll(monkeypatch):
         assert ((y.float() - ref).norm() / ref.norm()).item() < 1.2e-2
 
 
-# Staged wgmma K-warpgroups (session 56): the cp.async / TMA-x wgmma kernel (gemm_wna16.cuh) with two warpgroup rows,
-# each taking one atom of every two-atom stage, summed in shared memory before the split-K end.  (The file holds the
+# Staged wgmma K-warpgroups (session 56): the cp.async / TMA-x wgmma kernel (gemm_wna16.cuh) with two or four
+# warpgroup rows, row wk taking atoms wk, wk + warps_k, ... of every two- or four-atom stage, summed in shared memory
+# before the split-K end.  (The file holds the
 # decode kernels' K-warp tests; these tiles serve 33-64+ tokens.)
 STAGED_WGMMA_WK = [KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma"),
                    KernelChoice.parse("bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma"),
                    KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_wgmma"),
-                   KernelChoice.parse("bt128_wn4_tm1_wk2_ak2_s3_tma_wgmma")]
+                   KernelChoice.parse("bt128_wn4_tm1_wk2_ak2_s3_tma_wgmma"),
+                   KernelChoice.parse("bt64_wn4_tm1_wk2_ak4_s3_tma_wgmma"),
+                   KernelChoice.parse("bt64_wn4_tm1_wk4_ak4_s3_tma_wgmma")]
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

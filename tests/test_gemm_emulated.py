@@ -254,6 +254,11 @@ STAGED_WGMMA_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
     ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt64_wn4_tm1_wk2_ak2_s4_wgmma", 37, 200, 2048, 3),
     ("w:uint4,s:g64:float16,zp:int", torch.float16, "bt64_wn8_tm1_wk2_ak2_s4_wgmma", 17, 256, 960, 1),
     ("w:uint3b4,s:g128:bfloat16", torch.bfloat16, "bt32_wn4_tm1_wk2_ak2_s3_wgmma", 20, 64, 1536, 2),
+    # four-atom stages: two atoms per warpgroup row (fragment buffers per atom) or one with four rows; K = 1088 (17
+    # atoms: the last stage holds one real atom), two scale groups per stage
+    ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt64_wn4_tm1_wk2_ak4_s3_wgmma", 50, 136, 1088, 1),
+    ("w:uint4,s:g64:float16,zp:int", torch.float16, "bt64_wn4_tm1_wk2_ak4_s2_wgmma", 64, 128, 2048, 2),
+    ("w:float4_e2m1,s:g32:float8_e8m0fnu", torch.bfloat16, "bt64_wn4_tm1_wk4_ak4_s3_wgmma", 33, 64, 1280, 1),
     # the plans' own staged tile without K-warpgroups (cp.async x here; the plans' TMA x is GPU-only)
     ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt64_wn8_tm1_wk1_ak2_s4_wgmma", 64, 256, 1024, 2),
 ]
@@ -262,9 +267,9 @@ STAGED_WGMMA_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
 @pytest.mark.parametrize("case", STAGED_WGMMA_CASES,
                          ids=[f"{c[2]}-M{c[3]}-{c[4]}x{c[5]}-s{c[6]}" for c in STAGED_WGMMA_CASES])
 def test_staged_wgmma_kernel_on_the_emulation(workdir, monkeypatch, case):
-    """The cp.async wgmma kernel (gemm_wna16.cuh, sm_90a) on the emulation's wgmma: the staged K-warpgroups (each
-    warpgroup row consumes one atom of every stage into its own accumulators, summed in shared memory before the
-    split-K end) against the fp32 reference, NaN-poisoned outputs."""
+    """The cp.async wgmma kernel (gemm_wna16.cuh, sm_90a) on the emulation's wgmma: the staged K-warpgroups (warpgroup
+    row wk consumes atoms wk, wk + warps_k, ... of every stage into its own accumulators, summed in shared memory
+    before the split-K end) against the fp32 reference, NaN-poisoned outputs."""
     from vllm_humming.tuning.heuristics import KernelChoice
 
     desc_s, dtype, short, m, n, k, splits = case

@@ -65,7 +65,8 @@ def test_wgmma_choices():
     assert KernelChoice(256, 8, 1, 1, 1, 3, mma="wgmma").bt == 256
     for bad in (dict(bt=64, warps_n=8, tiles_m=1, warps_k=1, atoms_k=4, stages=4),     # four atoms per stage
                 dict(bt=64, warps_n=6, tiles_m=1, warps_k=1, atoms_k=1, stages=4),     # not whole warpgroups
-                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=4, stages=4),     # K-warps over 4 atoms
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=4, atoms_k=2, stages=4),     # more K-warps than atoms
+                dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=1, stages=4),
                 dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4, stream_k=True),
                 dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4, cluster=2),
                 dict(bt=64, warps_n=4, tiles_m=1, warps_k=2, atoms_k=2, stages=4, pipeline="bulk")):
@@ -75,6 +76,8 @@ def test_wgmma_choices():
     kwg = KernelChoice(64, 4, 1, 2, 2, 4, mma="wgmma", tma_x=True)
     assert kwg.short() == "bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma" and KernelChoice.parse(kwg.short()) == kwg
     assert kwg.threads == 256 and kwg.reduce_scratch_bytes == 4 * 32 * 8 * 16
+    for short in ("bt64_wn4_tm1_wk2_ak4_s3_tma_wgmma", "bt64_wn4_tm1_wk4_ak4_s3_wgmma"):   # four-atom stages
+        assert KernelChoice.parse(short).short() == short
     with pytest.raises(ValueError, match="bt"):
         KernelChoice(256, 8, 1, 1, 1, 3)            # 256-token tiles are wgmma-only
     with pytest.raises(ValueError, match="mma"):

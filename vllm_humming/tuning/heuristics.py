@@ -116,17 +116,18 @@ class KernelChoice:
             raise ValueError(f"KernelChoice.mma must be one of {MMAS}, got {self.mma!r}")
         if self.bt not in ((8, 16, 32, 64, 128, 256) if self.wgmma else (8, 16, 32, 64, 128)):
             raise ValueError(f"KernelChoice.bt must be 8, 16, 32, 64 or 128 (256 too with wgmma), got {self.bt}")
-        # (staged K-warpgroups, session 56: the cp.async wgmma kernel with warps_k == atoms_k == 2, split-K grids with
-        # the workspace end -- each warpgroup row takes one atom of every stage, Wna16Math::stage)
-        kwg_staged = (self.pipeline == "cp_async" and self.warps_k == 2 and self.atoms_k == 2 and not self.stream_k
-                      and not self.cluster)
+        # (staged K-warpgroups, session 56: the cp.async wgmma kernel with (warps_k, atoms_k) (2, 2), (2, 4) or (4, 4),
+        # split-K grids with the workspace end -- warpgroup row wk takes atoms wk, wk + warps_k, ... of every stage,
+        # Wna16Math::stage)
+        kwg_staged = (self.pipeline == "cp_async" and (self.warps_k, self.atoms_k) in ((2, 2), (2, 4), (4, 4))
+                      and not self.stream_k and not self.cluster)
         if self.wgmma and ((self.warps_k != 1 and not self.direct and not kwg_staged) or self.warps_n % 4
                            or (self.pipeline == "bulk" and self.atoms_k != 1
                                and not (self.tma_x and self.atoms_k in (2, 4)))
-                           or (self.pipeline == "cp_async" and self.atoms_k not in (1, 2))):
+                           or (self.pipeline == "cp_async" and self.atoms_k not in (1, 2) and not kwg_staged)):
             raise ValueError("KernelChoice: wgmma runs with whole warpgroups (warps_n a multiple of 4), warps_k == 1 "
-                             "(K-warpgroups: the direct pipeline, or cp_async split-K grids with warps_k == atoms_k == "
-                             "2) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) "
+                             "(K-warpgroups: the direct pipeline, or cp_async split-K grids with (warps_k, atoms_k) "
+                             "(2, 2), (2, 4) or (4, 4)) and atoms_k == 1 (bulk; 1, 2 or 4 with tma_x) "
                              f"or 1..2 (cp_async); got {self.short()}")
         if self.wgmma and self.direct and self.warps_k > 1 and (self.pf or self.cluster or self.warps_k not in (2, 4)):
             # (the kernel's config carries warps_k as its atoms per stage, which wgmma holds to 1, 2 or 4)

@@ -610,7 +610,10 @@ __device__ __forceinline__ void gemm_wna16(const typename Cfg::T* __restrict__ x
   }
 
   const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
+  // (wgmma K-warpgroups: the warp index through a shuffle, which ptxas knows is warp-uniform, so each warpgroup row's
+  // atom offset -- and the shared-memory descriptors built from it -- stay in uniform registers)
+  const int warp = (Cfg::kWgmma && Cfg::kWarpsK > 1) ? __shfl_sync(0xffffffffu, (int)(threadIdx.x / 32), 0)
+                                                      : (int)(threadIdx.x / 32);
   const int wn = warp % Cfg::kWarpsN;
   const int wk = warp / Cfg::kWarpsN;
 

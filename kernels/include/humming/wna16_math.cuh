@@ -236,6 +236,19 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     clear();
   }
 
+  // Index (within the stage) of the scale group holding k16 step f of atom column a.  Groups of 64+ columns hold
+  // whole atoms, so the step drops out: an atom's scales are then loaded once even where `a` is a runtime value (the
+  // staged wgmma K-warpgroups' atom wk + i * kWarpsK) -- with the step in the quotient ptxas reloaded them per step.
+  HUMMING_DEVICE static int group_of(int a, int f) {
+    if constexpr (Cfg::kGroupsPerStage <= 1) {
+      return 0;
+    } else if constexpr (Cfg::kGroup >= 64) {
+      return (a * 64) / Cfg::kGroup;
+    } else {
+      return (a * 64 + f * 16) / Cfg::kGroup;
+    }
+  }
+
   // B fragments (activations) of all token groups for k16 step f of atom column a.
   HUMMING_DEVICE void load_b(uint32_t (&b)[kTG][2], const T* sx, int a, int f) const {
     const int kchunk = a * 8 + f * 2;          // 8-element chunk index of the step's first column
@@ -265,22 +278,22 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     acc[0][0][0] += __uint_as_float(sw[lane]);   // experiments only: time the pipeline without the math
     return;
 #endif
-    // Staged wgmma K-warpgroups (session 56): warpgroup row wk takes atom wk of every stage, so per warpgroup a stage
-    // is one atom and the callers' stage-parity fragment buffer (kBuf) and one-group-in-flight wait hold as they do
-    // for one-atom stages.
-    static_assert(!Cfg::kWgmma || Cfg::kWarpsK == 1 || Cfg::kAtomsK == Cfg::kWarpsK,
-                  "staged wgmma K-warpgroups: one atom of each stage per warpgroup row (kAtomsK == kWarpsK)");
-    if constexpr (Cfg::kWgmma && Cfg::kAtomsK > 1 && Cfg::kWarpsK == 1) {
-      // Two or four atoms per stage (kWarpsK == 1 under wgmma): atom a dequantizes into fragment buffer a % 2, which
-      // the group two atoms back read (atom a - 2, or the previous stage's atom a + kAtomsK - 2).  The callers'
-      // stage-level wait leaves at most one group (the previous stage's last atom, buffer 1) running, so atom 0 may
-      // start; every later atom first waits for all but the newest group (atom a - 1), i.e. for atom a - 2.
-      static_for<Cfg::kAtomsK>([&](auto a_) {
-        constexpr int a = decltype(a_)::value;
-        if constexpr (a > 0) wait_mma<1>();
+    // Staged wgmma K-warpgroups (session 56): warpgroup row wk takes atoms wk, wk + kWarpsK, ... of every stage, so
+    // per warpgroup a stage is kAtomsK / kWarpsK atoms, consumed exactly as a stage of that many atoms without K-warps.
+    static_assert(!Cfg::kWgmma || Cfg::kWarpsK == 1 || Cfg::kAtomsK / Cfg::kWarpsK <= 2,
+                  "staged wgmma K-warpgroups: one or two atoms of each stage per warpgroup row");
+    if constexpr (Cfg::kWgmma && Cfg::kAtomsK / Cfg::kWarpsK > 1) {
+      // Two or four atoms per stage and warpgroup row: the row's atom i dequantizes into fragment buffer i % 2, which
+      // the group two atoms back read (atom i - 2, or the previous stage's atom i + n - 2 of the row's n).  The
+      // callers' stage-level wait leaves at most one group (the previous stage's last atom, buffer 1) running, so
+      // atom 0 may start; every later atom first waits for all but the newest group (atom i - 1), i.e. for atom i - 2.
+      static_for<Cfg::kAtomsK / Cfg::kWarpsK>([&](auto i_) {
+        constexpr int i = decltype(i_)::value;
+        if constexpr (i > 0) wait_mma<1>();
+        const int a = Cfg::kWarpsK == 1 ? i : i * Cfg::kWarpsK + wk;   // atom column inside the stage
         uint32_t words[Cfg::kTilesM][kBits];
         load_words(words, sw, a);
-        atom_wgmma<a % 2>(words, sx, ss, sz, a);
+        atom_wgmma<i % 2>(words, sx, ss, sz, a);
       });
     } else {
 #pragma unroll 1
@@ -338,7 +351,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
       // kZeroInOperand: the zero pairs of rows g and g + 8 (constant for symmetric formats, per group otherwise)
       T2 zp[2] = {const_zero, const_zero};
       if constexpr (Cfg::kZeroInOperand && Cfg::kZeroMode == kIntZero) {
-        const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+        const int gi = group_of(a, f);
         const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
         zp[0] = broadcast2<T2, T>(sz[gi * kBN + row]);
         zp[1] = broadcast2<T2, T>(sz[gi * kBN + row + 8]);
@@ -360,7 +373,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
       }
     }
     if constexpr ((f + 1) % Cfg::kFlushSteps == 0) {
-      const int gi = Cfg::kGroupsPerStage <= 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+      const int gi = group_of(a, f);
 #pragma unroll
       for (int tm = 0; tm < Cfg::kTilesM; ++tm) {
         const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
@@ -395,7 +408,7 @@ template <class Cfg, class XTile> struct Wna16Math : WarpAccumulators<Cfg> {
     // Per-row scale / zero pairs for rows g and g+8 of this tile.
     T2 s_pair[2], z_pair[2];
     if constexpr (Cfg::kGroup != 0) {
-      const int gi = Cfg::kGroupsPerStage == 1 ? 0 : (a * 64 + f * 16) / Cfg::kGroup;
+      const int gi = group_of(a, f);
       const int row = (wn * Cfg::kTilesM + tm) * 16 + g;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
