@@ -2,7 +2,7 @@
 # Session 56's call.  Two opt-in K-warpgroup rules, each A/B'd with the bench (2 % to win):
 #   HUMMING_NARROW16_WK (session 55: the direct wgmma decode with four K-warpgroups, 6144x4096 at 9 / 16 tokens),
 #   HUMMING_NARROW64_WK (session 56: the staged TMA-x wgmma kernel with two K-warpgroups, narrow layers at 48 / 64;
-#   1: 64-row tiles, 2: 128-row tiles);
+#   1: 64-row tiles, 2: 128-row tiles, 3: 64-row tiles over four-atom stages);
 # their GPU tests; on an H200 the int4 bench of record under the winners (a rule whose GPU tests fail stays off);
 # then, time left, sweeps of K-warpgroup tiles and split counts.
 . scripts/h200_setup.sh
@@ -12,16 +12,17 @@ ab_bench n16wk1 60 9,16 6144x4096 HUMMING_NARROW16_WK=1
 ab_bench n64wk0 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=0
 ab_bench n64wk1 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=1
 ab_bench n64wk2 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=2
+ab_bench n64wk3 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=3
 gpu_test wk 130 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4_ak256_s4 or tma or graph)"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
 W16=$(python3 scripts/pick_switch.py 0.02 off="$R/ab_n16wk0.json" on="$R/ab_n16wk1.json" 2>"$R/ab_pick16.txt")
-W64=$(python3 scripts/pick_switch.py 0.02 0="$R/ab_n64wk0.json" 1="$R/ab_n64wk1.json" 2="$R/ab_n64wk2.json" 2>"$R/ab_pick64.txt")
+W64=$(python3 scripts/pick_switch.py 0.02 0="$R/ab_n64wk0.json" 1="$R/ab_n64wk1.json" 2="$R/ab_n64wk2.json" 3="$R/ab_n64wk3.json" 2>"$R/ab_pick64.txt")
 cat "$R/ab_pick16.txt" "$R/ab_pick64.txt"
 grep -q "direct_wgmma_k_warpgroups.*FAILED\|FAILED.*direct_wgmma_k_warpgroups" "$R/gpu_wk.log" && W16=off
 grep -q "FAILED.*staged_wgmma_k_warpgroups" "$R/gpu_wk.log" && W64=0
 echo "winners: NARROW16_WK=$W16 NARROW64_WK=$W64" | tee "$R/winners.txt"; pack
 echo "elapsed ${SECONDS}s"
-if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 370 ]; then
+if grep -q H200 "$OUT/device.txt" && [ $SECONDS -lt 385 ]; then
   export HUMMING_NARROW16_WK=$([ "$W16" = on ] && echo 1 || echo 0) HUMMING_NARROW64_WK=$W64
   int4_record 200
   unset HUMMING_NARROW16_WK HUMMING_NARROW64_WK

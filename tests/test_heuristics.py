@@ -935,7 +935,7 @@ def test_narrow16_wk_rule(monkeypatch):
 
 def test_narrow64_wk_rule(monkeypatch):
     """Session 56 (HUMMING_NARROW64_WK, default off): narrow layers of <= 4-bit codes (not NVFP4) at 33-64 tokens take
-    a staged wgmma tile with two K-warpgroups (1: 64 rows, 2: 128 rows), planned with fewer K splits than the default's; wide layers,
+    a staged wgmma tile with two K-warpgroups (1: 64 rows, 2: 128 rows, 3: 64 rows over four-atom stages), planned with fewer K splits than the default's; wide layers,
     8-bit codes, NVFP4 and other token counts keep their choices, and with the switch unset nothing changes.  CI's
     compile matrix holds both opt-in K-warpgroup tiles."""
     from vllm_humming.ops.plan import KernelFit, plan_launches
@@ -967,12 +967,18 @@ def test_narrow64_wk_rule(monkeypatch):
     fit = KernelFit(wk128, wk128.smem_bytes(4, 1, False, 128), 101, 1, 1)
     assert plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 48, 2)
     assert plan_launches(64, 4096, 14336, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 32, 4)
+    # 3: 64-row tiles over four-atom stages, one block per SM by shared memory
+    monkeypatch.setenv("HUMMING_NARROW64_WK", "3")
+    wk4a = choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
+    assert wk4a.short() == "bt64_wn4_tm1_wk2_ak4_s3_tma_wgmma" and wk4a.smem_bytes(4, 2, False, 128) > 114 * 1024
+    fit = KernelFit(wk4a, wk4a.smem_bytes(4, 2, False, 128), 120, 2, 1)
+    assert plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 96, 1)
     monkeypatch.setenv("HUMMING_NARROW64_WK", "yes")
     with pytest.raises(ValueError, match="HUMMING_NARROW64_WK"):
         choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
     monkeypatch.delenv("HUMMING_NARROW64_WK")
     int4 = all_choices("sm_90a", 4, 128, 0)
-    assert NARROW64_WK_CHOICE in int4 and NARROW16_WK_CHOICE in int4 and wk128 in int4
+    assert NARROW64_WK_CHOICE in int4 and NARROW16_WK_CHOICE in int4 and wk128 in int4 and wk4a in int4
     assert NARROW16_WK_CHOICE not in all_choices("sm_90a", 8, 0, 0)
 
 

@@ -1125,16 +1125,19 @@ def narrow16_wk(bits: int, n: int, k: int, sms: int) -> bool:
 # in shared memory), so a layer needs half the K splits -- and half the cross-block split-K end, which session 53
 # measured at 4.6 / 4.0 us of 6144x4096 / 4096x14336's 14.9 / 21.6 at 64 tokens (H100).  HUMMING_NARROW64_WK=1: 64-row
 # tiles of 256 threads (twice the blocks per weight row, so twice the x tiles read from L2); 2: 128-row tiles of 512
-# threads (the default's x traffic, half its splits); 0 / unset: off (default until measured).
+# threads (the default's x traffic, half its splits); 3: 64-row tiles over four-atom stages (two atoms per warpgroup
+# row and stage: 167 main-loop instructions per atom against 1's 204 -- the default's two-atom stages without K-warps
+# issue 143 --, one block per SM); 0 / unset: off (default until measured).
 NARROW64_WK_CHOICES = {1: KernelChoice(64, 4, 1, 2, 2, 4, mma="wgmma", tma_x=True),
-                       2: KernelChoice(64, 8, 1, 2, 2, 4, mma="wgmma", tma_x=True)}
+                       2: KernelChoice(64, 8, 1, 2, 2, 4, mma="wgmma", tma_x=True),
+                       3: KernelChoice(64, 4, 1, 2, 4, 3, mma="wgmma", tma_x=True)}
 NARROW64_WK_CHOICE = NARROW64_WK_CHOICES[1]
 
 
 def narrow64_wk(bits: int, n: int, group: int, float_family: bool) -> Optional[KernelChoice]:
     """The staged K-warpgroup tile of the rule above for a narrow layer with N rows (0: any) of `bits`-bit codes, or
     None where the rule does not hold or is off."""
-    mode = env_int("HUMMING_NARROW64_WK", 0, 0, 2)
+    mode = env_int("HUMMING_NARROW64_WK", 0, 0, 3)
     nvfp4 = float_family and bits == 4 and group == 16
     if not mode or bits > 4 or nvfp4 or not 0 < n < WIDE_N:
         return None
