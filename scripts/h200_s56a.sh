@@ -7,12 +7,7 @@
 # then, time left, sweeps of K-warpgroup tiles and split counts.
 . scripts/h200_setup.sh
 call_results a
-ab_bench n16wk0 60 9,16 6144x4096 HUMMING_NARROW16_WK=0
-ab_bench n16wk1 60 9,16 6144x4096 HUMMING_NARROW16_WK=1
-ab_bench n64wk0 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=0
-ab_bench n64wk1 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=1
-ab_bench n64wk2 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=2
-ab_bench n64wk3 60 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=3
+ab_k_warpgroups 60
 gpu_test wk 130 tests/test_gemm_direct_gpu.py -k "k_warpgroups and (wk4_ak256_s4 or tma or graph)"
 grep -E "FAILED|Error" "$R/gpu_wk.log" | head -8 | cut -c1-250
 W16=$(python3 scripts/pick_switch.py 0.02 off="$R/ab_n16wk0.json" on="$R/ab_n16wk1.json" 2>"$R/ab_pick16.txt")

@@ -107,6 +107,14 @@ ab_bench() {
   echo "-- $name $*"; grep "] ours" "$R/ab_$name.log" | sed 's/.*int4-g128 //' | cut -c1-60 | tr '\n' ';'; echo
   pack
 }
+# ab_k_warpgroups TIMEOUT (session 56, after call_results): the bench A/Bs of the two K-warpgroup rules --
+# HUMMING_NARROW64_WK 0..3 on the narrow layers at 48 / 64 tokens, HUMMING_NARROW16_WK 0 / 1 on 6144x4096 at 9 / 16
+# -- into $R/ab_n64wk<V>.json / ab_n16wk<V>.json.
+ab_k_warpgroups() {
+  local v
+  for v in 0 1 2 3; do ab_bench "n64wk$v" "$1" 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=$v; done
+  for v in 0 1; do ab_bench "n16wk$v" "$1" 9,16 6144x4096 HUMMING_NARROW16_WK=$v; done
+}
 # act_quant_ab CFG... (after call_results): per HUMMING_DEBUG_ACT_QUANT launch shape, the quantizer alone
 # (scripts/exp_act_quant.py) and the W4A8 int4 / W8A8 int8 layers at M = 1 / 16 without peers (session 34).
 act_quant_ab() {

@@ -128,6 +128,17 @@ DIRECT_WGMMA_WK = [KernelChoice.parse("bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma"),
                    KernelChoice.parse("bt16_wn4_tm2_wk2_ak256_s4_direct_wgmma")]
 
 
+def _run_k_warpgroup_cases(choice, m, splits, monkeypatch, short_k):
+    """The K-warpgroup tests' layers (direct and staged wgmma): int4 g128 on 6144x4096, 1000x4160 (65 atoms) and
+    200 x short_k, uint4 with zero points in fp16, MXFP4 -- each against the fp32 reference (_run)."""
+    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
+    for n, k in [(6144, 4096), (1000, 4160), (200, short_k)]:
+        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice, splits=splits, monkeypatch=monkeypatch)
+    _run("w:uint4,s:g64:float16,zp:int", 1000, 2048 + 64, m, choice, dtype=torch.float16, splits=splits,
+         monkeypatch=monkeypatch)
+    _run("w:float4_e2m1,s:g32:float8_e8m0fnu", 520, 3072, m, choice, splits=splits, monkeypatch=monkeypatch)
+
+
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
 @pytest.mark.parametrize("choice", DIRECT_WGMMA_WK, ids=lambda c: c.short())
 @pytest.mark.parametrize("m", [1, 9, 16, 17])
@@ -139,12 +150,7 @@ def test_direct_wgmma_k_warpgroups(choice, m, splits, monkeypatch):
     in-block sum), zero points and fp16, poisoned outputs, bit-identical repeats."""
     if m > 2 * choice.bt:
         pytest.skip("a few token tiles per choice are enough")
-    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    for n, k in [(6144, 4096), (1000, 4160), (200, 128)]:
-        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice, splits=splits, monkeypatch=monkeypatch)
-    _run("w:uint4,s:g64:float16,zp:int", 1000, 2048 + 64, m, choice, dtype=torch.float16, splits=splits,
-         monkeypatch=monkeypatch)
-    _run("w:float4_e2m1,s:g32:float8_e8m0fnu", 520, 3072, m, choice, splits=splits, monkeypatch=monkeypatch)
+    _run_k_warpgroup_cases(choice, m, splits, monkeypatch, short_k=128)
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")
@@ -168,8 +174,7 @@ def test_direct_wgmma_k_warpgroups_graph_and_poll(monkeypatch):
 
 # Staged wgmma K-warpgroups (session 56): the cp.async / TMA-x wgmma kernel (gemm_wna16.cuh) with two or four
 # warpgroup rows, row wk taking atoms wk, wk + warps_k, ... of every two- or four-atom stage, summed in shared memory
-# before the split-K end.  (The file holds the
-# decode kernels' K-warp tests; these tiles serve 33-64+ tokens.)
+# before the split-K end.  (The file holds the decode kernels' K-warp tests; these tiles serve 33-64+ tokens.)
 STAGED_WGMMA_WK = [KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma"),
                    KernelChoice.parse("bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma"),
                    KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_wgmma"),
@@ -186,12 +191,7 @@ def test_staged_wgmma_k_warpgroups(choice, m, splits, monkeypatch):
     """Against the fp32 reference, NaN-poisoned outputs, bit-identical repeats: a last stage whose second atom is past
     K (K = 4160: 65 atoms; 1088: 17 -- warpgroup row 1 consumes a zero-filled atom there), odd N, one and three K
     splits, zero points and fp16, MXFP4, several token tiles (M = 257)."""
-    monkeypatch.setenv("HUMMING_PREFILL_M", str(1 << 30))
-    for n, k in [(6144, 4096), (1000, 4160), (200, 1088)]:
-        _run("w:uint4b8,s:g128:bfloat16", n, k, m, choice, splits=splits, monkeypatch=monkeypatch)
-    _run("w:uint4,s:g64:float16,zp:int", 1000, 2048 + 64, m, choice, dtype=torch.float16, splits=splits,
-         monkeypatch=monkeypatch)
-    _run("w:float4_e2m1,s:g32:float8_e8m0fnu", 520, 3072, m, choice, splits=splits, monkeypatch=monkeypatch)
+    _run_k_warpgroup_cases(choice, m, splits, monkeypatch, short_k=1088)
 
 
 @pytest.mark.skipif(not _wgmma_ok(), reason="wgmma needs sm_90a (H100/H200)")

@@ -206,6 +206,26 @@ def test_direct_smem_prefetch_experiment_on_the_emulation(workdir, monkeypatch, 
     assert rel < 1.2e-2, f"{desc_s} {short} prefetch {budget} M={m}: rel err {rel:.3e}"
 
 
+def _check_wgmma_case(workdir, monkeypatch, case, seed_mul):
+    """One (description, dtype, choice, M, N, K, forced splits) case of an sm_90a wgmma kernel on the emulation, one
+    split-K reducer and the ticket end, against the fp32 reference with NaN-poisoned outputs."""
+    from vllm_humming.tuning.heuristics import KernelChoice
+
+    desc_s, dtype, short, m, n, k, splits = case
+    monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
+    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")   # (the polled end needs its blocks resident together)
+    desc = WeightDesc.parse(desc_s)
+    g = torch.Generator().manual_seed(n * seed_mul + k)
+    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu_wgmma")
+    layer = _layer(qw, dtype)
+    x, y, got_splits = _run(workdir, layer, KernelChoice.parse(short), m, 132, arch="sm_90a")
+    assert got_splits == splits
+    assert not bool(torch.isnan(y).any()), f"{short}: unwritten outputs"
+    ref = reference_gemm(x[:, :k].float(), qw)
+    rel = ((y.float() - ref).norm() / ref.norm()).item()
+    assert rel < 1.2e-2, f"{desc_s} {short} M={m} splits={splits}: rel err {rel:.3e}"
+
+
 WGMMA_DIRECT_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
     # session 55's K-warpgroups: 17 atoms over 4 warpgroups (5 / 4 / 4 / 4 positions), odd N
     ("w:uint4b8,s:g128:bfloat16", torch.bfloat16, "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma", 16, 200, 1088, 1),
@@ -230,21 +250,7 @@ def test_direct_wgmma_kernel_on_the_emulation(workdir, monkeypatch, case):
     atom columns and their shared-memory sum, warpgroups with unequal position counts, K splits after the in-block
     sum (ticket end, one reducer: the emulation runs blocks one after another), zero points, fp16, MXFP4, two token
     tiles."""
-    from vllm_humming.tuning.heuristics import KernelChoice
-
-    desc_s, dtype, short, m, n, k, splits = case
-    monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
-    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")   # (the polled end needs its blocks resident together)
-    desc = WeightDesc.parse(desc_s)
-    g = torch.Generator().manual_seed(n * 5 + k)
-    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu_wgmma")
-    layer = _layer(qw, dtype)
-    x, y, got_splits = _run(workdir, layer, KernelChoice.parse(short), m, 132, arch="sm_90a")
-    assert got_splits == splits
-    assert not bool(torch.isnan(y).any()), f"{short}: unwritten outputs"
-    ref = reference_gemm(x[:, :k].float(), qw)
-    rel = ((y.float() - ref).norm() / ref.norm()).item()
-    assert rel < 1.2e-2, f"{desc_s} {short} M={m} splits={splits}: rel err {rel:.3e}"
+    _check_wgmma_case(workdir, monkeypatch, case, seed_mul=5)
 
 
 STAGED_WGMMA_CASES = [  # (description, dtype, choice, M, N, K, forced splits)
@@ -270,21 +276,7 @@ def test_staged_wgmma_kernel_on_the_emulation(workdir, monkeypatch, case):
     """The cp.async wgmma kernel (gemm_wna16.cuh, sm_90a) on the emulation's wgmma: the staged K-warpgroups (warpgroup
     row wk consumes atoms wk, wk + warps_k, ... of every stage into its own accumulators, summed in shared memory
     before the split-K end) against the fp32 reference, NaN-poisoned outputs."""
-    from vllm_humming.tuning.heuristics import KernelChoice
-
-    desc_s, dtype, short, m, n, k, splits = case
-    monkeypatch.setenv("HUMMING_DEBUG_SPLITS", str(splits))
-    monkeypatch.setenv("HUMMING_SPLITK_POLL", "0")
-    desc = WeightDesc.parse(desc_s)
-    g = torch.Generator().manual_seed(n * 3 + k)
-    qw = quantize_weight(torch.randn(n, k, generator=g) * 0.05, desc, name="emu_staged_wgmma")
-    layer = _layer(qw, dtype)
-    x, y, got_splits = _run(workdir, layer, KernelChoice.parse(short), m, 132, arch="sm_90a")
-    assert got_splits == splits
-    assert not bool(torch.isnan(y).any()), f"{short}: unwritten outputs"
-    ref = reference_gemm(x[:, :k].float(), qw)
-    rel = ((y.float() - ref).norm() / ref.norm()).item()
-    assert rel < 1.2e-2, f"{desc_s} {short} M={m} splits={splits}: rel err {rel:.3e}"
+    _check_wgmma_case(workdir, monkeypatch, case, seed_mul=3)
 
 
 def test_moe_expert_entry_on_the_emulation(workdir):
