@@ -110,6 +110,7 @@ ab_bench() {
 # ab_k_warpgroups TIMEOUT (session 56, after call_results): the bench A/Bs of the two K-warpgroup rules --
 # HUMMING_NARROW64_WK 0..3 on the narrow layers at 48 / 64 tokens, HUMMING_NARROW16_WK 0 / 1 on 6144x4096 at 9 / 16
 # -- into $R/ab_n64wk<V>.json / ab_n16wk<V>.json.
+# (Session 57 ran it: every rule lost, and both switches were removed -- it now times the defaults six times.)
 ab_k_warpgroups() {
   local v
   for v in 0 1 2 3; do ab_bench "n64wk$v" "$1" 48,64 6144x4096,4096x14336 HUMMING_NARROW64_WK=$v; done

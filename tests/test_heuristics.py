@@ -906,80 +906,31 @@ def test_narrow16_polled_rule(monkeypatch):
     assert not splitk_poll_applies(pc, 48, 5, 264, 4, 4096)
 
 
-def test_narrow16_wk_rule(monkeypatch):
-    """Session 55 (HUMMING_NARROW16_WK, default off): narrow int3 / int4 layers with K <= 4096 whose 64-row tiles fill
-    60-100 % of the SMs in one wave take the K-warpgroup tile on one split (no split-K end); other layers, other
-    formats and MoE experts keep their choices, and with the switch unset nothing changes."""
+def test_k_warpgroup_tiles_are_choices_not_defaults():
+    """Sessions 55-56 built K-warpgroup tiles (direct and staged wgmma) with opt-in rules; both rules lost their bench
+    A/B (session 57, H100) and were removed.  The tiles stay execution choices: the planner gives a forced one its
+    grid (fewer K splits than the default, none where its tiles fill the SMs), and no layer takes one by default."""
     from vllm_humming.ops.plan import KernelFit, plan_launches
-    from vllm_humming.tuning.heuristics import NARROW16_POLLED_CHOICE, NARROW16_WK_CHOICE, _direct_defaults
-    wk = NARROW16_WK_CHOICE
-    assert wk.short() == "bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma"
-    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132) == NARROW16_POLLED_CHOICE
-    monkeypatch.setenv("HUMMING_NARROW16_WK", "1")
-    for m in (9, 16):
-        assert choose_kernel("sm_90a", m, 4, 128, k=4096, n=6144, sms=132) == wk
-        assert choose_kernel("sm_90a", m, 3, 128, k=4096, n=8192, sms=132) == wk       # 128 tiles
-    assert choose_kernel("sm_90a", 8, 4, 128, k=4096, n=6144, sms=132) != wk          # 1-8 tokens: their own rules
-    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=4096, sms=132) != wk         # 64 tiles: half the SMs
-    assert choose_kernel("sm_90a", 16, 4, 128, k=4096, n=9216, sms=132) != wk         # 144 tiles: two waves
-    assert choose_kernel("sm_90a", 16, 4, 128, k=14336, n=6144, sms=132) != wk        # x of the whole K too big
-    assert choose_kernel("sm_90a", 16, 8, 0, k=4096, n=6144, sms=132) != wk           # int8
-    assert _direct_defaults("sm_90a", 16, 4, False, 4096, 6144, 128, bulk_decode=False, prefetch=False)[0] != wk
     info = arch_info("sm_90a", 132)
-    lp = plan_launches(16, 6144, 4096, 4, 128, 0, info, lambda tag: KernelFit(wk, 137 * 1024, 94, 1, 1))
+    d16 = KernelChoice.parse("bt16_wn4_tm1_wk4_ak256_s4_direct_wgmma")
+    lp = plan_launches(16, 6144, 4096, 4, 128, 0, info, lambda tag: KernelFit(d16, 137 * 1024, 94, 1, 1))
     assert lp.launches[0].grid == (1, 96, 1) and lp.launches[0].ws_numel == 0, lp.launches[0]
-    monkeypatch.setenv("HUMMING_NARROW16_WK", "2")
-    with pytest.raises(ValueError, match="HUMMING_NARROW16_WK"):
-        choose_kernel("sm_90a", 16, 4, 128, k=4096, n=6144, sms=132)
-
-
-def test_narrow64_wk_rule(monkeypatch):
-    """Session 56 (HUMMING_NARROW64_WK, default off): narrow layers of <= 4-bit codes (not NVFP4) at 33-64 tokens take
-    a staged wgmma tile with two K-warpgroups (1: 64 rows, 2: 128 rows, 3: 64 rows over four-atom stages), planned with fewer K splits than the default's; wide layers,
-    8-bit codes, NVFP4 and other token counts keep their choices, and with the switch unset nothing changes.  CI's
-    compile matrix holds both opt-in K-warpgroup tiles."""
-    from vllm_humming.ops.plan import KernelFit, plan_launches
-    from vllm_humming.tuning.heuristics import NARROW16_WK_CHOICE, NARROW64_WK_CHOICE, all_choices
-    wk = NARROW64_WK_CHOICE
-    assert wk.short() == "bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma" and wk.threads == 256
-    default = choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
-    assert default.short() == "bt64_wn8_tm1_wk1_ak2_s4_tma_wgmma"
-    monkeypatch.setenv("HUMMING_NARROW64_WK", "1")
-    for m in (33, 48, 64):
-        assert choose_kernel("sm_90a", m, 4, 128, k=4096, n=6144, sms=132) == wk
-        assert choose_kernel("sm_90a", m, 4, 128, k=14336, n=4096, sms=132) == wk
-        assert choose_kernel("sm_90a", m, 3, 128, k=4096, n=6144, sms=132) == wk
-        assert choose_kernel("sm_90a", m, 4, 32, k=4096, n=6144, sms=132, float_family=True) == wk   # MXFP4
-    assert choose_kernel("sm_90a", 32, 4, 128, k=4096, n=6144, sms=132) != wk       # the decode buckets
-    assert choose_kernel("sm_90a", 65, 4, 128, k=4096, n=6144, sms=132) != wk
-    assert choose_kernel("sm_90a", 64, 4, 128, k=4096, n=28672, sms=132) != wk      # wide
-    assert choose_kernel("sm_90a", 64, 8, 0, k=4096, n=6144, sms=132) != wk         # int8
-    assert choose_kernel("sm_90a", 64, 4, 16, k=4096, n=6144, sms=132, float_family=True) != wk   # NVFP4
-    assert choose_kernel("sm_80", 64, 4, 128, k=4096, n=6144, sms=108) != wk        # no wgmma
-    info = arch_info("sm_90a", 132)
-    fit = KernelFit(wk, wk.smem_bytes(4, 1, False, 128), 95, 2, 2)                  # (ptxas: 95 registers)
-    lp = plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit)
-    assert lp.launches[0].grid == (1, 96, 2), lp.launches[0]                          # the default: (1, 48, 5)
-    # 2: 128-row tiles of 512 threads (one block per SM by registers): the default's rows, half its splits or fewer
-    monkeypatch.setenv("HUMMING_NARROW64_WK", "2")
-    wk128 = choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
-    assert wk128.short() == "bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma" and wk128.threads == 512
-    fit = KernelFit(wk128, wk128.smem_bytes(4, 1, False, 128), 101, 1, 1)
+    s64 = KernelChoice.parse("bt64_wn4_tm1_wk2_ak2_s4_tma_wgmma")
+    assert s64.threads == 256
+    fit = KernelFit(s64, s64.smem_bytes(4, 1, False, 128), 95, 2, 2)                 # (ptxas: 95 registers)
+    assert plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 96, 2)
+    s128 = KernelChoice.parse("bt64_wn8_tm1_wk2_ak2_s4_tma_wgmma")
+    assert s128.threads == 512
+    fit = KernelFit(s128, s128.smem_bytes(4, 1, False, 128), 101, 1, 1)
     assert plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 48, 2)
     assert plan_launches(64, 4096, 14336, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 32, 4)
-    # 3: 64-row tiles over four-atom stages, one block per SM by shared memory
-    monkeypatch.setenv("HUMMING_NARROW64_WK", "3")
-    wk4a = choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
-    assert wk4a.short() == "bt64_wn4_tm1_wk2_ak4_s3_tma_wgmma" and wk4a.smem_bytes(4, 2, False, 128) > 114 * 1024
-    fit = KernelFit(wk4a, wk4a.smem_bytes(4, 2, False, 128), 120, 2, 1)
+    s4a = KernelChoice.parse("bt64_wn4_tm1_wk2_ak4_s3_tma_wgmma")
+    fit = KernelFit(s4a, s4a.smem_bytes(4, 2, False, 128), 120, 2, 1)
     assert plan_launches(64, 6144, 4096, 4, 128, 0, info, lambda tag: fit).launches[0].grid == (1, 96, 1)
-    monkeypatch.setenv("HUMMING_NARROW64_WK", "yes")
-    with pytest.raises(ValueError, match="HUMMING_NARROW64_WK"):
-        choose_kernel("sm_90a", 64, 4, 128, k=4096, n=6144, sms=132)
-    monkeypatch.delenv("HUMMING_NARROW64_WK")
-    int4 = all_choices("sm_90a", 4, 128, 0)
-    assert NARROW64_WK_CHOICE in int4 and NARROW16_WK_CHOICE in int4 and wk128 in int4 and wk4a in int4
-    assert NARROW16_WK_CHOICE not in all_choices("sm_90a", 8, 0, 0)
+    for m, n, k in ((9, 6144, 4096), (16, 6144, 4096), (16, 4096, 14336), (48, 6144, 4096), (64, 4096, 14336)):
+        for bits in (3, 4):
+            c = choose_kernel("sm_90a", m, bits, 128, k=k, n=n, sms=132)
+            assert c.wgmma and c.warps_k == 1, (m, n, k, bits, c.short())
 
 
 def test_wide_decode_blocks_balance_the_sms():

@@ -1104,44 +1104,13 @@ def wgmma_prefetch_decode_choice(n: int, k: int, bucket: int, bits: int, group: 
 NARROW16_POLLED_CHOICE = KernelChoice(16, 8, 1, 1, 256, 4, "direct", "wgmma")
 
 
-# Narrow int3 / int4 layers with K <= 4096 whose 64-row tiles fill 60-100 % of the SMs in one wave (6144 rows on 132
-# SMs: 96 tiles) at 9-16 tokens: one block per 64-row tile with four K-warpgroups over the whole K (the direct wgmma
-# kernel's warps_k, session 55) -- the K splits are summed in the block's shared memory instead of through the
-# global workspace, so the launch has no split-K end at all.  HUMMING_NARROW16_WK=1 / 0: on / off (default off until
-# measured).
-NARROW16_WK_CHOICE = KernelChoice(16, 4, 1, 4, 256, 4, "direct", "wgmma")
-
-
-def narrow16_wk(bits: int, n: int, k: int, sms: int) -> bool:
-    """Whether the K-warpgroup rule above holds for a narrow layer (N x K) of `bits`-bit integer codes on `sms` SMs."""
-    if not env_switch("HUMMING_NARROW16_WK", False):
-        return False
-    tiles = -(-n // NARROW16_WK_CHOICE.block_n)
-    return bits in (3, 4) and 0 < k <= 4096 and 10 * tiles >= 6 * sms and tiles <= sms
-
-
-# Narrow layers (N < WIDE_N) of <= 4-bit integer codes or MXFP4 at 33-64 tokens: tiles with two K-warpgroups (the
-# staged wgmma kernel's warps_k, session 56: each warpgroup row takes one atom of every two-atom stage, the two summed
-# in shared memory), so a layer needs half the K splits -- and half the cross-block split-K end, which session 53
-# measured at 4.6 / 4.0 us of 6144x4096 / 4096x14336's 14.9 / 21.6 at 64 tokens (H100).  HUMMING_NARROW64_WK=1: 64-row
-# tiles of 256 threads (twice the blocks per weight row, so twice the x tiles read from L2); 2: 128-row tiles of 512
-# threads (the default's x traffic, half its splits); 3: 64-row tiles over four-atom stages (two atoms per warpgroup
-# row and stage: 167 main-loop instructions per atom against 1's 204 -- the default's two-atom stages without K-warps
-# issue 143 --, one block per SM); 0 / unset: off (default until measured).
-NARROW64_WK_CHOICES = {1: KernelChoice(64, 4, 1, 2, 2, 4, mma="wgmma", tma_x=True),
-                       2: KernelChoice(64, 8, 1, 2, 2, 4, mma="wgmma", tma_x=True),
-                       3: KernelChoice(64, 4, 1, 2, 4, 3, mma="wgmma", tma_x=True)}
-NARROW64_WK_CHOICE = NARROW64_WK_CHOICES[1]
-
-
-def narrow64_wk(bits: int, n: int, group: int, float_family: bool) -> Optional[KernelChoice]:
-    """The staged K-warpgroup tile of the rule above for a narrow layer with N rows (0: any) of `bits`-bit codes, or
-    None where the rule does not hold or is off."""
-    mode = env_int("HUMMING_NARROW64_WK", 0, 0, 3)
-    nvfp4 = float_family and bits == 4 and group == 16
-    if not mode or bits > 4 or nvfp4 or not 0 < n < WIDE_N:
-        return None
-    return NARROW64_WK_CHOICES[mode]
+# (Sessions 55-56 had two opt-in rules here, HUMMING_NARROW16_WK and HUMMING_NARROW64_WK, that gave narrow layers at
+# 9-16 / 33-64 tokens tiles with K-warpgroups -- the K splits summed in the block's shared memory, so fewer or no
+# cross-block split-K ends.  Both lost on every cell of their bench A/B (H100, session 57, results/2026-12-08-s57/a):
+# 6144x4096 M=16 11.62 vs 8.99 us, M=64 18.48-25.08 vs 14.93; 4096x14336 M=64 32.66-35.25 vs 21.58.  Their grids
+# cannot fill the SMs without splits: 96 blocks of 64 rows on 132 SMs, one per SM (the direct tile stages its whole
+# K range of x).  The rules were removed; the kernels keep K-warpgroups as an execution choice ("_wk2" / "_wk4" on a
+# direct or staged wgmma tile), tested on the emulation and on the GPU.)
 
 
 def narrow16_polled(bits: int, k: int) -> bool:
@@ -1194,8 +1163,6 @@ def _direct_defaults(arch: str, bucket: int, bits: int, float_family: bool, k: i
         if float_family:
             # MXFP4: 11.9 / 33.8 / 19.9 vs 12.2 / 35.2 / 20.9 (int4 ties, int3 / int8 lose: they keep the default)
             return [KernelChoice(16, 8, 2, 1, 256, 2, "direct", "wgmma")]
-        if bits in (3, 4) and narrow and bulk_decode and narrow16_wk(bits, n, k, sms or arch_info(arch).sms):
-            return [NARROW16_WK_CHOICE]
         if bits in (3, 4) and narrow and bulk_decode and narrow16_polled(bits, k):
             # (session 54) the 128-row tile below with the polled split-K end (plan.splitk_poll_applies): on an H100
             # 6144x4096 / 4096x14336 M=16 9.0 / 16.1 us (twice) vs 9.9 / 16.4 for the 256-row tile on the ticket
@@ -1396,9 +1363,6 @@ def choose_kernel(arch: str, bucket: int, bits: int, group: int = 0, zero: int =
                     # for the 256-row tile below, 6144x4096 14.2 / 15.8 vs 14.5 / 16.7 for two-atom stages;
                     # 4096x14336 keeps the two-atom tile (21.9 / 22.5 vs 23.8 / 24.6)
                     cands.append(KernelChoice(64, 8, 1, 1, 2 if n >= WIDE_N else 1, 4, mma="wgmma", tma_x=True))
-                kwg = narrow64_wk(bits, n, group, float_family)
-                if kwg is not None:
-                    cands.append(kwg)
                 # codes of <= 4 bits: two atoms per stage (session 15 for int4, session 16 for int3 / MXFP4, below)
                 two_atoms = bits <= 4
                 if n >= WIDE_N:
@@ -1702,10 +1666,4 @@ def all_choices(arch: str, bits: int, group: int = 0, zero: int = 0, float_famil
     if arch == "sm_90a" and any(wgmma_prefetch_serves(bits, group, fam) for fam in fams):
         # every candidate of wgmma_prefetch_decode_choice (which one a layer takes depends on its N and K)
         seen += [c for cs in _WG_PREFETCH_CANDIDATES.values() for c in cs if c not in seen]
-    if arch == "sm_90a":
-        # the opt-in K-warpgroup rules' tiles (HUMMING_NARROW16_WK: int3 / int4; HUMMING_NARROW64_WK: <= 4-bit codes)
-        opt_in = ([NARROW16_WK_CHOICE] if bits in (3, 4) and not float_family else []) + \
-            (list(NARROW64_WK_CHOICES.values()) if bits <= 4 else [])
-        seen += [c for c in opt_in if c not in seen and _fits(c, info, bits, groups_per_stage(group, c.block_k), zero,
-                                                               group)]
     return seen
