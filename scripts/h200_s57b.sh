@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 57's second call.  On an H200: the int4 bench of record on this tree (sessions 48-57's defaults have not
-# been through it), then the issue's other formats at M <= 64 against upstream in the same run.  On any card: the
+# been through it).  On any card: the
 # wide 16-token layer (28672x4096, 26.6 us on the H200 against the M=1 plan's 17.5) with the 224-row mma.sync direct
 # tile fed through a warp-private shared-memory weight ring (_pfr, the M=1 wide plan's feed) beside the bulk default
 # and the register-ring tile; on an H100 also with 40 SMs held (an H200's per-SM load).  Results packed after each step.
@@ -12,9 +12,6 @@ if grep -q H200 "$OUT/device.txt"; then
   int4_record 200
   SWEEP_TIMEOUT=80 sweep_case wide16_ring "$I4" 9,16 28672x4096 "$W16"
   echo "elapsed ${SECONDS}s"
-  [ $SECONDS -lt 330 ] && step 200 python3 -m vllm_humming.bench --formats w3a16-int3-g128,w8a16-int8-channel,w4a16-mxfp4 \
-    --ms 1,16,64 --cold none --no-eager --json "$R/bench_formats.json" >"$R/bench_formats.log" 2>&1
-  grep -A4 "^Summary" "$R/bench_formats.log"; pack
 else
   SWEEP_TIMEOUT=80 sweep_case wide16_ring "$I4" 9,16 28672x4096 "$W16"
   SWEEP_TIMEOUT=80 sweep_case wide16_ring_r40 "$I4" 16 19968x4096 "$W16" --reserve-sms 40
